@@ -1,0 +1,46 @@
+# Two commands for a newcomer: `make demo` and `make test`. Both set up what is missing, idempotently.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.lamina-installed
+ASSET_DIR := build/assets
+RUNTIME_STAMP := build/.runtime-installed
+
+.PHONY: setup runtime demo test test-fast lint bench clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[export,dev]'
+	touch $(STAMP)
+
+# Build the development model asset once (cached in build/assets) and install it into the private runtime.
+runtime: $(RUNTIME_STAMP)
+
+$(RUNTIME_STAMP): $(STAMP)
+	$(BIN)/lamina runtime build-asset --dev --out $(ASSET_DIR)
+	$(BIN)/lamina runtime install $(ASSET_DIR)/lamina-dev-asset.tar
+	$(BIN)/lamina runtime verify
+	touch $(RUNTIME_STAMP)
+
+demo: runtime
+	$(BIN)/python examples/demo.py
+
+lint: $(STAMP)
+	$(BIN)/ruff check lamina rules tests bench
+	$(BIN)/ruff format --check lamina rules tests bench
+	$(BIN)/mypy lamina
+
+test-fast: runtime
+	$(BIN)/python -m pytest -m "not slow" -q
+
+test: runtime lint
+	$(BIN)/python -m pytest -q
+
+bench: runtime
+	$(BIN)/python bench/report.py
+
+clean:
+	rm -rf build $(VENV)

@@ -1,0 +1,81 @@
+"""The `lamina` command: argument parsing, output (human or --json) and exit statuses.
+
+Imports of heavy modules stay inside the command functions so that a no-op answers fast.
+Each domain registers its own subcommands through a `register(subparsers)` function; a command
+function takes the parsed args and returns either an int exit status or a dict (printed as JSON with
+--json, or rendered by the command's own `render` when given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from lamina.errors import LaminaError
+
+Handler = Callable[[argparse.Namespace], Any]
+
+
+def emit(args: argparse.Namespace, payload: dict[str, Any], human: str) -> None:
+    """Print the JSON payload with --json, the human rendering otherwise."""
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
+    else:
+        sys.stdout.write(human.rstrip("\n") + "\n")
+
+
+def add_json_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lamina",
+        description="Prepare work from the canonical product graph, with an offline hybrid index.",
+    )
+    parser.add_argument("-C", dest="directory", default=None, help="run as if started in this directory")
+    sub = parser.add_subparsers(dest="group", metavar="COMMAND")
+    sub.required = True
+
+    from lamina.runtime import commands as runtime_commands
+
+    runtime_commands.register(sub)
+    try:
+        from lamina import commands as core_commands
+    except ImportError:  # during bootstrap the core commands may not exist yet
+        core_commands = None  # type: ignore[assignment]
+    if core_commands is not None:
+        core_commands.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors; keep its status
+        return int(exc.code or 0)
+    if args.directory:
+        import os
+
+        os.chdir(args.directory)
+    handler: Handler = args.handler
+    try:
+        result = handler(args)
+    except LaminaError as err:
+        if getattr(args, "json", False):
+            sys.stdout.write(json.dumps(err.to_json()) + "\n")
+        else:
+            sys.stderr.write(f"{err.code}: {err.message}\nhint: {err.effective_hint}\n")
+        return err.exit_status
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    return int(result or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

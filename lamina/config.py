@@ -1,0 +1,115 @@
+"""lamina.toml → typed settings. Unknown keys are errors, so a typo never silently does nothing."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lamina.constants import DEFAULT_MAX_FILE_BYTES
+from lamina.errors import LaminaError
+
+CONFIG_FILE = "lamina.toml"
+
+# Paths never indexed whatever the globs say: vendored and generated trees.
+DEFAULT_EXCLUDES = (
+    "**/node_modules/**",
+    "**/vendor/**",
+    "**/third_party/**",
+    "**/dist/**",
+    "**/build/**",
+    "**/*.min.js",
+    "**/*.lock",
+    "**/package-lock.json",
+    "**/*_pb2.py",
+    "**/*.generated.*",
+)
+
+
+@dataclass(frozen=True)
+class GraphConfig:
+    paths: tuple[str, ...] = ("product/**/*.toml",)
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    include: tuple[str, ...] = ("**/*",)
+    exclude: tuple[str, ...] = ()
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    store: str | None = None  # content-addressed store directory; None = <git-common-dir>/lamina/store
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    threads: int = 2
+
+
+@dataclass(frozen=True)
+class GraphdConfig:
+    idle_timeout_seconds: int | None = None  # None = constants.GRAPHD_IDLE_TIMEOUT_SECONDS
+
+
+@dataclass(frozen=True)
+class Config:
+    graph: GraphConfig = field(default_factory=GraphConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    graphd: GraphdConfig = field(default_factory=GraphdConfig)
+
+    @property
+    def all_excludes(self) -> tuple[str, ...]:
+        return DEFAULT_EXCLUDES + self.index.exclude
+
+
+_SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "graph": {"paths": list},
+    "index": {"include": list, "exclude": list, "max_file_bytes": int, "store": str},
+    "runtime": {"threads": int},
+    "graphd": {"idle_timeout_seconds": int},
+}
+
+
+def _config_error(path: Path, what: str) -> LaminaError:
+    return LaminaError("LAMINA_CONFIG", f"{path}: {what}")
+
+
+def parse_config(data: dict[str, Any], path: Path) -> Config:
+    sections: dict[str, dict[str, Any]] = {}
+    for name, body in data.items():
+        if name not in _SCHEMA:
+            raise _config_error(path, f"unknown section [{name}]")
+        if not isinstance(body, dict):
+            raise _config_error(path, f"[{name}] must be a table")
+        for key, value in body.items():
+            expected = _SCHEMA[name].get(key)
+            if expected is None:
+                raise _config_error(path, f"unknown key {name}.{key}")
+            if not isinstance(value, expected) or isinstance(value, bool):
+                raise _config_error(path, f"{name}.{key} has the wrong type")
+            if isinstance(value, list) and not all(isinstance(v, str) for v in value):
+                raise _config_error(path, f"{name}.{key} must be a list of strings")
+        sections[name] = {k: tuple(v) if isinstance(v, list) else v for k, v in body.items()}
+    cfg = Config(
+        graph=GraphConfig(**sections.get("graph", {})),
+        index=IndexConfig(**sections.get("index", {})),
+        runtime=RuntimeConfig(**sections.get("runtime", {})),
+        graphd=GraphdConfig(**sections.get("graphd", {})),
+    )
+    if cfg.index.max_file_bytes <= 0:
+        raise _config_error(path, "index.max_file_bytes must be positive")
+    if cfg.runtime.threads <= 0:
+        raise _config_error(path, "runtime.threads must be positive")
+    return cfg
+
+
+def load_config(repo_root: Path) -> Config:
+    """Read <repo_root>/lamina.toml; a repository without one uses the defaults."""
+    path = repo_root / CONFIG_FILE
+    if not path.exists():
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise _config_error(path, f"not valid TOML: {exc}") from exc
+    return parse_config(data, path)
