@@ -1,0 +1,189 @@
+"""Benchmark the ranking primitives at repository scale, on one core.
+
+A synthetic corpus of 50,000 code-like chunks (path, symbol and body fields; fixed seed) with random
+384-d unit vectors. Measures the BM25 build, then p50/p95 per-query time for BM25 alone, cosine alone
+and BM25 + cosine + RRF (each including its top-k). Baseline for queries: a plain numpy dot of the
+matrix with the query vector (the floor for exact dense ranking). Baseline for the build: a plain
+regex word scan of the same texts.
+
+    .venv/bin/python bench/ranking.py [--quick] [--chunks N]
+
+The last line is JSON: {"bench": "ranking", "figures": [{"name", "value", "unit", "baseline", "ratio"}]}.
+"""
+
+from __future__ import annotations
+
+import os
+
+# One core, as graphd is measured: fix BLAS threads before numpy loads.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import random  # noqa: E402
+import re  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from lamina.retrieval.bm25 import bm25_scores, build_bm25  # noqa: E402
+from lamina.retrieval.dense import as_unit_matrix, cosine_scores, l2_normalize  # noqa: E402
+from lamina.retrieval.fusion import rrf, top_k  # noqa: E402
+from lamina.retrieval.tokenize import query_terms, word_terms  # noqa: E402
+
+SEED = 20261201
+DIM = 384
+TOP = 100  # candidates each ranker hands to fusion
+SYLLABLES = [c + v for c in "bcdfghklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou", "er")]
+CODE_WORDS = "if for while return class import with try except raise yield await async lambda not in".split()
+
+
+def make_words(rng: random.Random, n: int) -> list[str]:
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4))))
+    return sorted(words)
+
+
+def identifier(rng: random.Random, words: list[str], weights: list[float]) -> str:
+    parts = rng.choices(words, weights, k=rng.randint(1, 3))
+    style = rng.random()
+    if style < 0.5:
+        return "_".join(parts)
+    if style < 0.8:
+        return parts[0] + "".join(p.capitalize() for p in parts[1:])
+    return "".join(p.capitalize() for p in parts)
+
+
+def make_corpus(n_chunks: int) -> tuple[list[dict[str, str]], list[str], list[float]]:
+    """Code-like chunks: about 25 lines, 150 identifiers, 1 KB of text each (a typical symbol chunk)."""
+    rng = random.Random(SEED)
+    words = make_words(rng, 6000)
+    weights = [1.0 / (rank + 1) for rank in range(len(words))]  # Zipf-like: a few very common words
+    packages = [identifier(rng, words, weights).lower() for _ in range(60)]
+    modules = [identifier(rng, words, weights).lower() for _ in range(3000)]
+    docs = []
+    for _ in range(n_chunks):
+        path = f"src/{rng.choice(packages)}/{rng.choice(modules)}.py"
+        cls = "".join(p.capitalize() for p in rng.choices(words, weights, k=2))
+        method = identifier(rng, words, weights)
+        lines = [f"def {method}(self, {identifier(rng, words, weights)}, {identifier(rng, words, weights)}):"]
+        for _ in range(rng.randint(8, 40)):
+            target, call, arg = (identifier(rng, words, weights) for _ in range(3))
+            keyword = rng.choice(CODE_WORDS)
+            lines.append(
+                f"    {keyword} {target} = self.{call}({arg}, {rng.randint(0, 999)})  # {words[rng.randrange(400)]}"
+            )
+        docs.append({"path": path, "symbol": f"{cls}.{method}", "body": "\n".join(lines)})
+    return docs, words, weights
+
+
+def make_queries(n: int, words: list[str], weights: list[float]) -> tuple[list[str], np.ndarray]:
+    rng = random.Random(SEED + 1)
+    texts = []
+    for _ in range(n):
+        picked = rng.choices(words[:2000], weights[:2000], k=rng.randint(3, 7))
+        if rng.random() < 0.3:
+            picked.append(identifier(rng, words, weights))  # tasks sometimes name a symbol
+        texts.append("fix the " + " ".join(picked) + " when it fails")
+    vectors = np.random.default_rng(SEED + 2).standard_normal((n, DIM)).astype(np.float32)
+    return texts, vectors
+
+
+def percentile_ms(samples_ns: list[int], q: float) -> float:
+    return float(np.percentile(np.asarray(samples_ns, dtype=np.float64), q)) / 1e6
+
+
+def figure(name: str, value: float, unit: str, baseline: float | None) -> dict[str, Any]:
+    ratio = round(value / baseline, 2) if baseline else None
+    return {
+        "name": name,
+        "value": round(value, 4),
+        "unit": unit,
+        "baseline": None if baseline is None else round(baseline, 4),
+        "ratio": ratio,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer query rounds (finishes in < 60 s)")
+    parser.add_argument("--chunks", type=int, default=50_000)
+    parser.add_argument("--queries", type=int, default=50)
+    args = parser.parse_args()
+    rounds = 3 if args.quick else 10
+
+    t0 = time.perf_counter()
+    docs, words, weights = make_corpus(args.chunks)
+    texts, query_vectors = make_queries(args.queries, words, weights)
+    raw_vectors = np.random.default_rng(SEED + 3).standard_normal((args.chunks, DIM)).astype(np.float32)
+    mb = sum(len(v) for d in docs for v in d.values()) / 1e6
+    print(f"corpus: {len(docs)} chunks, {mb:.1f} MB of text, generated in {time.perf_counter() - t0:.1f} s")
+
+    start = time.perf_counter()
+    scan_pattern = re.compile(r"\w+")
+    for d in docs:
+        for text in d.values():
+            scan_pattern.findall(text)
+    scan_s = time.perf_counter() - start
+
+    word_terms.cache_clear()  # a cold build: no word has been split before
+    start = time.perf_counter()
+    index = build_bm25(docs)
+    build_s = time.perf_counter() - start
+    print(
+        f"bm25 build: {build_s:.2f} s ({index.n_terms} terms, {index.weights.nnz} postings); regex scan {scan_s:.2f} s"
+    )
+
+    start = time.perf_counter()
+    matrix = as_unit_matrix(raw_vectors)
+    prepare_s = time.perf_counter() - start
+    queries = [(query_terms(t), l2_normalize(v)) for t, v in zip(texts, query_vectors, strict=True)]
+
+    samples: dict[str, list[int]] = {"dot": [], "bm25": [], "cosine": [], "hybrid": []}
+    clock = time.perf_counter_ns
+    for round_no in range(rounds + 1):  # round 0 warms caches and is not counted
+        for (terms, vector), text in zip(queries, texts, strict=True):
+            a = clock()
+            np.dot(matrix, vector)
+            b = clock()
+            top_k(bm25_scores(index, query_terms(text)), TOP, min_score=0.0)
+            c = clock()
+            top_k(cosine_scores(matrix, vector), TOP)
+            d = clock()
+            lexical = top_k(bm25_scores(index, query_terms(text)), TOP, min_score=0.0)
+            dense = top_k(cosine_scores(matrix, vector), TOP)
+            rrf({"bm25": [i for i, _ in lexical], "dense": [i for i, _ in dense]})
+            e = clock()
+            if round_no:
+                samples["dot"].append(b - a)
+                samples["bm25"].append(c - b)
+                samples["cosine"].append(d - c)
+                samples["hybrid"].append(e - d)
+
+    dot_p50 = percentile_ms(samples["dot"], 50)
+    dot_p95 = percentile_ms(samples["dot"], 95)
+    figures = [
+        figure("bm25_build_s", build_s, "s", scan_s),
+        figure("dense_prepare_s", prepare_s, "s", None),
+    ]
+    for kind in ("bm25", "cosine", "hybrid"):
+        figures.append(figure(f"{kind}_query_p50_ms", percentile_ms(samples[kind], 50), "ms", dot_p50))
+        figures.append(figure(f"{kind}_query_p95_ms", percentile_ms(samples[kind], 95), "ms", dot_p95))
+    for f in figures:
+        base = "" if f["baseline"] is None else f"   baseline {f['baseline']} {f['unit']}  ratio {f['ratio']}"
+        print(f"{f['name']:<22} {f['value']:>9} {f['unit']}{base}")
+    print(
+        f"(query samples: {len(samples['dot'])}; baseline = plain numpy dot over the {args.chunks}x{DIM} matrix)"
+    )
+    print(json.dumps({"bench": "ranking", "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()

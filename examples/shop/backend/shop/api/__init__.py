@@ -1,0 +1,1 @@
+"""HTTP layer: thin handlers that validate input and call the services."""

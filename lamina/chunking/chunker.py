@@ -1,0 +1,508 @@
+"""Syntax-aware chunks: one per symbol (function, method, class, …), with qualified names.
+
+Every source line belongs to exactly one chunk, except member signature lines, which also appear in
+their class's chunk: a class chunk is the class's own lines (header, fields, docstring) plus the first
+line of each member; member bodies live only in their own chunks. So no text is embedded twice, and a
+class still matches the names of its methods. Lines outside every top-level symbol (imports, constants,
+module docstring, `if __name__ …`) form the "<module>" chunk. A chunk longer than CHUNK_MAX_LINES lines
+or CHUNK_MAX_CHARS characters is split into overlapping windows (part 0, 1, …). Markdown, TOML and YAML
+become sections; any other text, and code that cannot be parsed or is minified, becomes line windows
+("<file>"). docs/chunking.md has the full rules.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node, Parser
+from tree_sitter_language_pack import get_parser
+
+from lamina.chunking.languages import (
+    CODE_LANGUAGES,
+    CONTAINER,
+    FUNCTION,
+    SECTION_LANGUAGES,
+    TEXT,
+    CodeLanguage,
+    SymbolRule,
+    language_for,
+)
+from lamina.constants import (
+    CHUNK_MAX_CHARS,
+    CHUNK_MAX_LINES,
+    CHUNK_WINDOW_OVERLAP,
+    MINIFIED_AVG_LINE_CHARS,
+    PARSE_ERROR_MAX_FRACTION,
+    SYMBOL_SEARCH_DEPTH,
+)
+
+MODULE_SYMBOL = "<module>"
+FILE_SYMBOL = "<file>"
+HEADING_SEPARATOR = " > "
+
+
+@dataclass(frozen=True)
+class Chunk:
+    path: str
+    language: str
+    symbol: str  # "RefundService.issue"; "<module>" for top-level code; "Install > Linux" for a heading
+    kind: str  # function method class struct enum interface trait impl | module | section
+    start_line: int  # 1-based, inclusive
+    end_line: int  # 1-based, inclusive
+    text: str
+    part: int = 0  # window index when a long symbol is split (0 when not split)
+
+
+@dataclass(frozen=True)
+class _Symbol:
+    name: str  # qualified
+    kind: str
+    start: int  # 0-based row, including leading comments, decorators and wrappers
+    end: int  # 0-based row, inclusive
+    head: int  # the row that names it: its line in the enclosing class's chunk
+    members: tuple[_Symbol, ...]
+
+
+# Function-like expressions: never searched for declarations (their insides are not the file's API).
+_OPAQUE = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function", "lambda", "closure_expression"}
+)
+_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_C_NAME_TYPES = frozenset(
+    {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name"}
+)
+_GENERIC_ARGS = re.compile(r"<[^<>]*>")
+_SPACE = re.compile(r"\s+")
+
+
+def chunk_file(path: str, data: bytes) -> list[Chunk]:
+    """Chunks of one file, ordered by (start_line, part). Pure, and never raises on bad input."""
+    language = language_for(path) or TEXT
+    try:
+        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        lines = [line.removesuffix("\r") for line in text.split("\n")]
+        if lines and lines[-1] == "":
+            lines.pop()
+        if not any(line.strip() for line in lines):
+            return []
+        chunks = _structured_chunks(path, language, text, lines)
+        if chunks is None:
+            chunks = _line_window_chunks(path, language, lines)
+    except Exception:  # a grammar or decoding surprise must never stop indexing: plain windows
+        try:
+            lines = data.decode("utf-8", errors="replace").split("\n")
+            chunks = _line_window_chunks(path, language, lines)
+        except Exception:
+            return []
+    return sorted(chunks, key=lambda c: (c.start_line, c.part, -c.end_line, c.symbol, c.kind))
+
+
+def _structured_chunks(path: str, language: str, text: str, lines: list[str]) -> list[Chunk] | None:
+    """Symbol or section chunks, or None when line windows serve better."""
+    if language == TEXT or len(text) / len(lines) > MINIFIED_AVG_LINE_CHARS:
+        return None
+    code = CODE_LANGUAGES.get(language)
+    grammar = code.grammar if code else language
+    root = _parser(grammar).parse(text.encode("utf-8")).root_node
+    if _mostly_unparsed(root, len(lines)):
+        return None
+    if code is not None:
+        return _code_chunks(path, language, code, root, lines)
+    if language in SECTION_LANGUAGES:
+        return _section_chunks(path, language, root, lines)
+    return None
+
+
+# --- parsing ----------------------------------------------------------------------------------------
+
+_PARSERS = threading.local()  # tree-sitter parsers are not thread-safe: one set per thread
+
+
+def _parser(grammar: str) -> Parser:
+    cache: dict[str, Parser] = getattr(_PARSERS, "cache", None) or {}
+    _PARSERS.cache = cache
+    if grammar not in cache:
+        cache[grammar] = get_parser(grammar)  # type: ignore[arg-type]
+    return cache[grammar]
+
+
+def _end_row(node: Node) -> int:
+    """Last row that holds part of the node (tree-sitter ends a node that eats its newline at col 0)."""
+    row = node.end_point.row
+    if node.end_point.column == 0 and row > node.start_point.row:
+        row -= 1
+    return row
+
+
+def _mostly_unparsed(root: Node, line_count: int) -> bool:
+    if root.type == "ERROR":
+        return True
+    if not root.has_error:
+        return False
+    broken = sum(_end_row(c) - c.start_point.row + 1 for c in root.children if c.type == "ERROR")
+    return broken > PARSE_ERROR_MAX_FRACTION * line_count
+
+
+def _text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", errors="replace")
+
+
+def _clean_name(raw: str) -> str:
+    """`Cart<T>::add` → `Cart.add`: generic arguments dropped, `::` and whitespace normalised."""
+    name = _SPACE.sub("", raw)
+    while True:
+        stripped = _GENERIC_ARGS.sub("", name)
+        if stripped == name:
+            break
+        name = stripped
+    return name.replace("::", ".").strip(".'\"")
+
+
+# --- code -------------------------------------------------------------------------------------------
+
+
+def _code_chunks(path: str, language: str, code: CodeLanguage, root: Node, lines: list[str]) -> list[Chunk]:
+    symbols = _find_symbols(root, code, (), False, lines, 0)
+    chunks: list[Chunk] = []
+    covered = _covered_rows(symbols)
+    module_rows = [r for r in range(len(lines)) if r not in covered]
+    chunks.extend(_window_chunks(path, language, MODULE_SYMBOL, "module", module_rows, lines))
+    _emit_symbols(path, language, symbols, lines, chunks)
+    return chunks
+
+
+def _emit_symbols(
+    path: str, language: str, symbols: Iterable[_Symbol], lines: list[str], out: list[Chunk]
+) -> None:
+    for sym in symbols:
+        if sym.members:
+            covered = _covered_rows(sym.members)
+            heads = {m.head for m in sym.members}
+            rows = [r for r in range(sym.start, sym.end + 1) if r not in covered or r in heads]
+            _emit_symbols(path, language, sym.members, lines, out)
+        else:
+            rows = list(range(sym.start, sym.end + 1))
+        out.extend(
+            _window_chunks(path, language, sym.name, sym.kind, rows, lines, span=(sym.start, sym.end))
+        )
+
+
+def _covered_rows(symbols: Iterable[_Symbol]) -> set[int]:
+    rows: set[int] = set()
+    for sym in symbols:
+        rows.update(range(sym.start, sym.end + 1))
+    return rows
+
+
+def _find_symbols(
+    node: Node, code: CodeLanguage, scope: tuple[str, ...], in_type: bool, lines: list[str], depth: int
+) -> list[_Symbol]:
+    found: list[_Symbol] = []
+    for child in node.named_children:
+        if child.type in code.namespaces and child.child_by_field_name("body") is None:
+            # C# `namespace A.B;`: it qualifies the declarations that follow it, its siblings.
+            name = _clean_name(_text(child.child_by_field_name("name")))
+            if name and child.type == "file_scoped_namespace_declaration":
+                scope = (*scope, name)
+            continue
+        found.extend(_visit(child, code, scope, in_type, lines, depth))
+    return found
+
+
+def _visit(
+    node: Node, code: CodeLanguage, scope: tuple[str, ...], in_type: bool, lines: list[str], depth: int
+) -> list[_Symbol]:
+    rule = code.symbols.get(node.type)
+    if rule is not None:
+        symbol = _make_symbol(node, rule, code, scope, in_type, lines)
+        if symbol is not None:
+            return [symbol]
+    if node.type in code.namespaces:
+        name = _clean_name(_text(node.child_by_field_name("name")))
+        body = node.child_by_field_name("body") or node
+        inner = (*scope, name) if name else scope
+        return _find_symbols(body, code, inner, code.namespace_members_are_methods, lines, 0)
+    if depth >= SYMBOL_SEARCH_DEPTH or node.type in _OPAQUE:
+        return []
+    return _find_symbols(node, code, scope, in_type, lines, depth + 1)
+
+
+def _make_symbol(
+    node: Node, rule: SymbolRule, code: CodeLanguage, scope: tuple[str, ...], in_type: bool, lines: list[str]
+) -> _Symbol | None:
+    named = _symbol_name(node, code)
+    if named is None:
+        return None
+    local, head, kind = named[0], named[1], named[2] or rule.kind
+    if rule.role == FUNCTION:
+        kind = "method" if in_type or "." in local else "function"
+    qualified = ".".join((*scope, local))
+    outer = node
+    while outer.parent is not None and outer.parent.type in code.wrappers:
+        outer = outer.parent
+    start = _leading_start(outer, code, lines)
+    members: tuple[_Symbol, ...] = ()
+    if rule.role == CONTAINER:
+        body = node.child_by_field_name("body") or node
+        members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
+    end = min(_end_row(outer), len(lines) - 1)
+    return _Symbol(name=qualified, kind=kind, start=start, end=end, head=head, members=members)
+
+
+def _leading_start(outer: Node, code: CodeLanguage, lines: list[str]) -> int:
+    """Include the doc comments and attributes directly above a declaration (no blank line between)."""
+    start = outer.start_point.row
+    prev = outer.prev_named_sibling
+    while (
+        prev is not None
+        and prev.type in code.leading
+        and _end_row(prev) >= start - 1
+        and not lines[prev.start_point.row][: prev.start_point.column].strip()  # not a trailing comment
+    ):
+        start = prev.start_point.row
+        prev = prev.prev_named_sibling
+    return start
+
+
+def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] | None:
+    """(local name, row of the name, kind override) or None when the node is no symbol after all."""
+    kind: str | None = None
+    name_node: Node | None
+    t = node.type
+    if t in ("lexical_declaration", "variable_declaration"):
+        name_node = next(
+            (
+                d.child_by_field_name("name")
+                for d in node.named_children
+                if d.type == "variable_declarator" and _is_function_value(d.child_by_field_name("value"))
+            ),
+            None,
+        )
+    elif t in ("field_definition", "public_field_definition"):
+        if not _is_function_value(node.child_by_field_name("value")):
+            return None
+        name_node = node.child_by_field_name("property") or node.child_by_field_name("name")
+    elif t == "function_definition" and code.grammar in ("c", "cpp"):  # C, C++: the name sits at the bottom of a declarator chain
+        name_node = _c_declarator_name(node)
+    elif t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
+        if node.child_by_field_name("body") is None:
+            return None  # a use (`struct foo x;`), not a definition
+        name_node = node.child_by_field_name("name")
+    elif t == "type_definition":
+        spec = node.child_by_field_name("type")
+        if spec is None or spec.child_by_field_name("body") is None:
+            return None
+        kind = "enum" if spec.type == "enum_specifier" else "struct"
+        name_node = node.child_by_field_name("declarator")
+    elif t == "type_spec":  # Go
+        kind = {"struct_type": "struct", "interface_type": "interface"}.get(
+            getattr(node.child_by_field_name("type"), "type", "")
+        )
+        if kind is None:
+            return None
+        name_node = node.child_by_field_name("name")
+    elif t == "impl_item":  # Rust: named by the type it implements for
+        name_node = node.child_by_field_name("type")
+    else:
+        name_node = node.child_by_field_name("name")
+    name = _clean_name(_text(name_node))
+    if not name or name_node is None:
+        return None
+    if t == "method_declaration" and code.grammar == "go":
+        receiver = _first_of_type(node.child_by_field_name("receiver"), "type_identifier")
+        if receiver is not None:
+            name = f"{_text(receiver)}.{name}"
+    return name, name_node.start_point.row, kind
+
+
+def _is_function_value(value: Node | None) -> bool:
+    return value is not None and value.type in _FUNCTION_VALUES
+
+
+def _c_declarator_name(node: Node) -> Node | None:
+    current = node.child_by_field_name("declarator")
+    while current is not None and current.type not in _C_NAME_TYPES:
+        current = current.child_by_field_name("declarator")
+    return current
+
+
+def _first_of_type(node: Node | None, node_type: str) -> Node | None:
+    if node is None:
+        return None
+    if node.type == node_type:
+        return node
+    for child in node.named_children:
+        hit = _first_of_type(child, node_type)
+        if hit is not None:
+            return hit
+    return None
+
+
+# --- sections: markdown, toml, yaml -----------------------------------------------------------------
+
+
+def _section_chunks(path: str, language: str, root: Node, lines: list[str]) -> list[Chunk]:
+    if language == "markdown":
+        starts = _markdown_sections(root)
+    elif language == "toml":
+        starts = [
+            (c.start_point.row, _clean_section_key(_text(c.named_children[0]) if c.named_children else ""))
+            for c in root.named_children
+            if c.type in ("table", "table_array_element")
+        ]
+        starts = _attach_comments(starts, lines)
+    else:
+        starts = _attach_comments(_yaml_sections(root), lines)
+    bounds = [(row, name or FILE_SYMBOL) for row, name in sorted(starts)]
+    if not bounds or bounds[0][0] > 0:
+        bounds.insert(0, (0, FILE_SYMBOL))  # text before the first heading, table or key
+    chunks: list[Chunk] = []
+    for i, (start, name) in enumerate(bounds):
+        end = bounds[i + 1][0] - 1 if i + 1 < len(bounds) else len(lines) - 1
+        rows = list(range(start, end + 1))
+        chunks.extend(_window_chunks(path, language, name, "section", rows, lines))
+    return chunks
+
+
+def _markdown_sections(root: Node) -> list[tuple[int, str]]:
+    """(row, heading path) for every ATX or setext heading, in order."""
+    found: list[tuple[int, str]] = []
+    stack: list[tuple[int, str]] = []  # (level, title)
+
+    def walk(node: Node) -> None:
+        for child in node.named_children:
+            if child.type in ("atx_heading", "setext_heading"):
+                level, title = _markdown_heading(child)
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, title))
+                found.append((child.start_point.row, HEADING_SEPARATOR.join(t for _, t in stack)))
+            elif child.type == "section":
+                walk(child)
+
+    walk(root)
+    return found
+
+
+def _markdown_heading(node: Node) -> tuple[int, str]:
+    level = 1
+    title = ""
+    for child in node.named_children:
+        if child.type.startswith("atx_h") and child.type.endswith("_marker"):
+            level = int(child.type[len("atx_h")])
+        elif child.type == "setext_h2_underline":
+            level = 2
+        elif child.type in ("inline", "paragraph"):
+            title = _text(child)
+    return level, _SPACE.sub(" ", title.strip().rstrip("#").strip()) or "<heading>"
+
+
+def _yaml_sections(root: Node) -> list[tuple[int, str]]:
+    """(row, key) for each top-level key of each document whose root is a mapping."""
+    found: list[tuple[int, str]] = []
+    for document in (c for c in root.named_children if c.type == "document"):
+        for block in document.named_children:
+            mapping = next((c for c in block.named_children if c.type == "block_mapping"), None)
+            for pair in mapping.named_children if mapping is not None else ():
+                if pair.type == "block_mapping_pair":
+                    key = _text(pair.child_by_field_name("key")).strip().strip("'\"")
+                    found.append((pair.start_point.row, key))
+    return found
+
+
+def _clean_section_key(raw: str) -> str:
+    return _SPACE.sub("", raw)
+
+
+def _attach_comments(starts: Sequence[tuple[int, str]], lines: list[str]) -> list[tuple[int, str]]:
+    """Move each section start up over the `#` comment lines directly above it."""
+    moved: list[tuple[int, str]] = []
+    floor = 0
+    for row, name in starts:
+        start = row
+        while start - 1 >= floor and lines[start - 1].lstrip().startswith("#"):
+            start -= 1
+        moved.append((start, name))
+        floor = row + 1
+    return moved
+
+
+# --- windows ----------------------------------------------------------------------------------------
+
+
+def _line_window_chunks(path: str, language: str, lines: list[str]) -> list[Chunk]:
+    return _window_chunks(path, language, FILE_SYMBOL, "section", list(range(len(lines))), lines)
+
+
+def _window_chunks(
+    path: str,
+    language: str,
+    symbol: str,
+    kind: str,
+    rows: Sequence[int],
+    lines: list[str],
+    span: tuple[int, int] | None = None,
+) -> list[Chunk]:
+    """Chunks over these rows: blank runs collapsed, then windows bounded by lines and characters.
+
+    `span` is the symbol's own range: the first window starts and the last ends there, so a class whose
+    last line is a method body still reports the class's full range.
+    """
+    kept = _collapse_blank_rows(rows, lines)
+    if not kept:
+        return []
+    windows: list[tuple[int, int]] = []  # [i, j) into kept
+    i = 0
+    while True:
+        j, size = i, 0
+        while j < len(kept) and j - i < CHUNK_MAX_LINES:
+            line_size = min(len(lines[kept[j]]), CHUNK_MAX_CHARS) + 1
+            if j > i and size + line_size > CHUNK_MAX_CHARS:
+                break
+            size += line_size
+            j += 1
+        windows.append((i, j))
+        if j >= len(kept):
+            break
+        overlap = min(CHUNK_WINDOW_OVERLAP, (j - i) // 4)
+        i = max(i + 1, j - overlap)
+    chunks = []
+    for part, (i, j) in enumerate(windows):
+        body = "\n".join(lines[r] for r in kept[i:j])[:CHUNK_MAX_CHARS]
+        start, end = kept[i], kept[j - 1]
+        if span is not None:
+            start = span[0] if part == 0 else start
+            end = span[1] if part == len(windows) - 1 else end
+        chunks.append(
+            Chunk(
+                path=path,
+                language=language,
+                symbol=symbol,
+                kind=kind,
+                start_line=start + 1,
+                end_line=end + 1,
+                text=body,
+                part=part,
+            )
+        )
+    return chunks
+
+
+def _collapse_blank_rows(rows: Sequence[int], lines: list[str]) -> list[int]:
+    """Drop leading and trailing blank rows and all but the first of each blank run."""
+    kept: list[int] = []
+    previous_blank = True
+    for row in rows:
+        blank = not lines[row].strip()
+        if blank and previous_blank:
+            continue
+        kept.append(row)
+        previous_blank = blank
+    while kept and not lines[kept[-1]].strip():
+        kept.pop()
+    return kept

@@ -1,0 +1,207 @@
+"""Which language a path is, and what each grammar's declarations look like.
+
+The chunker is one generic walk over a tree-sitter tree; everything language-specific is data here:
+which node types are symbols (and of what kind), which only qualify names (namespaces, modules), which
+wrap a declaration (decorators, `export`, `template<>`), and which comments or attributes lead one.
+Grammars come from tree_sitter_language_pack==0.13.0, which ships them in its wheel (1.x downloads).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+# Roles of a symbol node: a "function" is a leaf whose body is never searched for more symbols;
+# a "container" (class, impl, trait…) is searched for members; a "leaf" (enum, plain struct) is not.
+FUNCTION = "function"
+CONTAINER = "container"
+LEAF = "leaf"
+
+
+@dataclass(frozen=True)
+class SymbolRule:
+    kind: str  # Chunk.kind: function, class, struct, enum, interface, trait, impl (methods decided by scope)
+    role: str  # FUNCTION | CONTAINER | LEAF
+
+
+@dataclass(frozen=True)
+class CodeLanguage:
+    grammar: str  # name for tree_sitter_language_pack.get_parser
+    symbols: dict[str, SymbolRule]
+    namespaces: frozenset[str] = frozenset()  # qualify member names; their own lines stay module code
+    namespace_members_are_methods: bool = False  # Ruby modules hold methods, C++ namespaces functions
+    wrappers: frozenset[str] = frozenset()  # a symbol inside one of these takes the wrapper's range
+    leading: frozenset[str] = frozenset({"comment"})  # attached to the symbol that follows them
+
+
+_F = SymbolRule("function", FUNCTION)
+_CLASS = SymbolRule("class", CONTAINER)
+_STRUCT = SymbolRule("struct", CONTAINER)
+_INTERFACE = SymbolRule("interface", CONTAINER)
+_ENUM_LEAF = SymbolRule("enum", LEAF)
+
+_JS_SYMBOLS = {
+    "function_declaration": _F,
+    "generator_function_declaration": _F,
+    "method_definition": _F,
+    "class_declaration": _CLASS,
+    # `const f = () => …` and class fields holding arrow functions are functions too (checked by value).
+    "lexical_declaration": _F,
+    "variable_declaration": _F,
+    "field_definition": _F,
+    "public_field_definition": _F,
+}
+_TS_SYMBOLS = {
+    **_JS_SYMBOLS,
+    "abstract_class_declaration": _CLASS,
+    "interface_declaration": SymbolRule("interface", LEAF),
+    "enum_declaration": _ENUM_LEAF,
+}
+_JS_WRAPPERS = frozenset({"export_statement"})
+
+CODE_LANGUAGES: dict[str, CodeLanguage] = {
+    "python": CodeLanguage(
+        grammar="python",
+        symbols={"function_definition": _F, "class_definition": _CLASS},
+        wrappers=frozenset({"decorated_definition"}),
+    ),
+    "javascript": CodeLanguage(grammar="javascript", symbols=_JS_SYMBOLS, wrappers=_JS_WRAPPERS),
+    "typescript": CodeLanguage(
+        grammar="typescript",
+        symbols=_TS_SYMBOLS,
+        namespaces=frozenset({"internal_module", "module"}),
+        wrappers=_JS_WRAPPERS,
+    ),
+    "tsx": CodeLanguage(
+        grammar="tsx",
+        symbols=_TS_SYMBOLS,
+        namespaces=frozenset({"internal_module", "module"}),
+        wrappers=_JS_WRAPPERS,
+    ),
+    "go": CodeLanguage(
+        grammar="go",
+        symbols={
+            "function_declaration": _F,
+            "method_declaration": _F,  # qualified by its receiver type
+            "type_spec": SymbolRule("struct", LEAF),  # struct or interface by its type; others skipped
+        },
+    ),
+    "rust": CodeLanguage(
+        grammar="rust",
+        symbols={
+            "function_item": _F,
+            "struct_item": SymbolRule("struct", LEAF),
+            "union_item": SymbolRule("struct", LEAF),
+            "enum_item": _ENUM_LEAF,
+            "trait_item": SymbolRule("trait", CONTAINER),
+            "impl_item": SymbolRule("impl", CONTAINER),
+        },
+        namespaces=frozenset({"mod_item"}),
+        leading=frozenset({"line_comment", "block_comment", "attribute_item"}),
+    ),
+    "java": CodeLanguage(
+        grammar="java",
+        symbols={
+            "class_declaration": _CLASS,
+            "record_declaration": _CLASS,
+            "interface_declaration": _INTERFACE,
+            "annotation_type_declaration": _INTERFACE,
+            "enum_declaration": SymbolRule("enum", CONTAINER),
+            "method_declaration": _F,
+            "constructor_declaration": _F,
+            "compact_constructor_declaration": _F,
+        },
+        leading=frozenset({"line_comment", "block_comment"}),
+    ),
+    "c": CodeLanguage(
+        grammar="c",
+        symbols={
+            "function_definition": _F,
+            "struct_specifier": SymbolRule("struct", LEAF),
+            "union_specifier": SymbolRule("struct", LEAF),
+            "enum_specifier": _ENUM_LEAF,
+            "type_definition": SymbolRule("struct", LEAF),  # `typedef struct {…} name;`
+        },
+    ),
+    "cpp": CodeLanguage(
+        grammar="cpp",
+        symbols={
+            "function_definition": _F,
+            "class_specifier": _CLASS,
+            "struct_specifier": _STRUCT,
+            "union_specifier": _STRUCT,
+            "enum_specifier": _ENUM_LEAF,
+            "type_definition": SymbolRule("struct", LEAF),
+        },
+        namespaces=frozenset({"namespace_definition"}),
+        wrappers=frozenset({"template_declaration"}),
+    ),
+    "csharp": CodeLanguage(
+        grammar="csharp",
+        symbols={
+            "class_declaration": _CLASS,
+            "record_declaration": _CLASS,
+            "struct_declaration": _STRUCT,
+            "record_struct_declaration": _STRUCT,
+            "interface_declaration": _INTERFACE,
+            "enum_declaration": _ENUM_LEAF,
+            "method_declaration": _F,
+            "constructor_declaration": _F,
+            "destructor_declaration": _F,
+        },
+        namespaces=frozenset({"namespace_declaration", "file_scoped_namespace_declaration"}),
+    ),
+    "ruby": CodeLanguage(
+        grammar="ruby",
+        symbols={"class": _CLASS, "method": _F, "singleton_method": _F},
+        namespaces=frozenset({"module"}),
+        namespace_members_are_methods=True,
+    ),
+}
+
+# Text formats chunked into sections (headings, tables, top-level keys) rather than symbols.
+SECTION_LANGUAGES = frozenset({"markdown", "toml", "yaml"})
+TEXT = "text"  # Chunk.language of any other text file (line windows)
+
+_BY_SUFFIX = {
+    ".py": "python",
+    ".pyi": "python",
+    ".js": "javascript",
+    ".mjs": "javascript",
+    ".cjs": "javascript",
+    ".jsx": "javascript",  # the javascript grammar parses JSX
+    ".ts": "typescript",
+    ".mts": "typescript",
+    ".cts": "typescript",
+    ".tsx": "tsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".c": "c",
+    # .h is parsed as C++: the C++ grammar reads C headers well, the C grammar fails on C++ headers.
+    ".h": "cpp",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
+    ".c++": "cpp",
+    ".hh": "cpp",
+    ".hpp": "cpp",
+    ".hxx": "cpp",
+    ".ipp": "cpp",
+    ".cs": "csharp",
+    ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+}
+_BY_NAME = {"Rakefile": "ruby", "Gemfile": "ruby"}
+
+
+def language_for(path: str) -> str | None:
+    """The language of a path by its name, or None for a file chunked as plain text windows."""
+    pure = PurePosixPath(path)
+    return _BY_NAME.get(pure.name) or _BY_SUFFIX.get(pure.suffix.lower())

@@ -1,0 +1,1 @@
+"""graphd: the only process that opens the product and index databases."""

@@ -1,0 +1,368 @@
+"""The graphd daemon: one per repository, the only opener of the product and index databases.
+
+Start it through the client (`lamina.graphd.client.connect` starts it when absent). Run directly as
+`python -m lamina.graphd.server --root REPO [--ready-fd N] [--idle-timeout S]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import io
+import logging
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from lamina.constants import GRAPHD_IDLE_TIMEOUT_SECONDS
+from lamina.errors import LaminaError
+from lamina.graphd import protocol
+from lamina.workspace import Workspace, ensure_dirs, open_workspace, read_or_create_secret
+
+log = logging.getLogger("lamina.graphd")
+
+Reply = tuple[dict[str, Any], bytes]
+
+
+def arrow_from_bytes(payload: bytes) -> pa.Table:
+    try:
+        with pa.ipc.open_stream(io.BytesIO(payload)) as reader:
+            return reader.read_all()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise LaminaError("LAMINA_PROTOCOL", f"payload is not an Arrow stream: {exc}") from exc
+
+
+def arrow_to_bytes(table: pa.Table) -> bytes:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return sink.getvalue()
+
+
+def _require(header: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
+    value = header.get(name)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise LaminaError("LAMINA_PROTOCOL", f"request field {name!r} is missing or has the wrong type")
+    return value
+
+
+class GraphDaemon:
+    def __init__(self, ws: Workspace, idle_timeout: float) -> None:
+        import real_ladybug as lb
+
+        from lamina.graph.store import ProductStore
+        from lamina.graphd.index_store import IndexStore
+
+        self.ws = ws
+        self.key = read_or_create_secret(ws)
+        self.idle_timeout = idle_timeout
+        self.started = time.time()
+        self.last_activity = time.monotonic()
+        self.db_lock = threading.RLock()  # one writer/reader at a time on the databases
+        self.stopping = threading.Event()
+        self.workers: list[threading.Thread] = []
+        self.product_db = lb.Database(str(ws.product_db))
+        self.index_db = lb.Database(str(ws.index_db))
+        self.product = ProductStore(lb.Connection(self.product_db))
+        self.index = IndexStore(lb.Connection(self.index_db))
+        abandoned = self.index.abandon_pending("graphd restarted while the generation was pending")
+        if abandoned:
+            log.info("abandoned %d pending generation(s) left by a previous run: %s", len(abandoned), abandoned)
+        from lamina.retrieval.service import RetrievalService
+
+        self.retrieval = RetrievalService(self.product, self.index)
+        self.handlers: dict[str, Callable[[dict[str, Any], bytes], Reply]] = {
+            "ping": self.op_ping,
+            "status": self.op_ping,
+            "stop": self.op_stop,
+            "graph.import": self.op_graph_import,
+            "graph.roots": self.op_graph_roots,
+            "index.missing": self.op_index_missing,
+            "index.put": self.op_index_put,
+            "gen.begin": self.op_gen_begin,
+            "gen.members": self.op_gen_members,
+            "gen.commit": self.op_gen_commit,
+            "gen.fail": self.op_gen_fail,
+            "gen.status": self.op_gen_status,
+            "gen.invalidate": self.op_gen_invalidate,
+            "query.prepare": self.op_query_prepare,
+            "query.search": self.op_query_search,
+        }
+
+    # --- operations ------------------------------------------------------------------------------
+    def op_ping(self, header: dict[str, Any], payload: bytes) -> Reply:
+        return {
+            "pid": os.getpid(),
+            "socket": str(self.ws.socket_path),
+            "uptime_seconds": round(time.time() - self.started, 3),
+            "databases": {"product": str(self.ws.product_db), "index": str(self.ws.index_db)},
+            "log": str(self.ws.log_path),
+            "idle_timeout_seconds": self.idle_timeout,
+            "graph_version": self.product.graph_version(),
+        }, b""
+
+    def op_stop(self, header: dict[str, Any], payload: bytes) -> Reply:
+        self.stopping.set()
+        return {"stopping": True}, b""
+
+    def op_graph_import(self, header: dict[str, Any], payload: bytes) -> Reply:
+        from lamina.graph.load import load_graph_files
+        from lamina.graph.version import graph_version
+
+        files = _require(header, "files", dict)
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            raise LaminaError("LAMINA_PROTOCOL", "graph files must map paths to text")
+        graph = load_graph_files(files)  # raises LAMINA_GRAPH_INVALID listing every problem; nothing written
+        version = graph_version(graph)
+        changed = version != self.product.graph_version()
+        if changed:
+            self.product.replace(graph, version)
+            self.retrieval.forget()
+        return {"graph_version": version, "changed": changed}, b""
+
+    def op_graph_roots(self, header: dict[str, Any], payload: bytes) -> Reply:
+        return {"roots": self.product.roots(), "graph_version": self.product.graph_version()}, b""
+
+    def op_index_missing(self, header: dict[str, Any], payload: bytes) -> Reply:
+        ids = _require(header, "ids", list)
+        return {"missing": self.index.missing_versions([str(i) for i in ids])}, b""
+
+    def op_index_put(self, header: dict[str, Any], payload: bytes) -> Reply:
+        table = arrow_from_bytes(payload)
+        return {"added": self.index.put_versions(table)}, b""
+
+    def op_gen_begin(self, header: dict[str, Any], payload: bytes) -> Reply:
+        import secrets
+
+        identity = _require(header, "identity", str)
+        manifest = _require(header, "manifest", dict)
+        count = _require(header, "expected_count", int)
+        digest = _require(header, "expected_digest", str)
+        # One writer per identity holds the client-side lock, so a pending generation here is a dead one.
+        self.index.abandon_pending("superseded by a new build of the same identity", identity)
+        gen_id = "g-" + time.strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(4)
+        self.index.begin(gen_id, identity, manifest, count, digest)
+        return {"generation": gen_id}, b""
+
+    def op_gen_members(self, header: dict[str, Any], payload: bytes) -> Reply:
+        gen_id = _require(header, "generation", str)
+        table = arrow_from_bytes(payload)
+        self.index.add_members(gen_id, table.column("id").to_pylist())
+        return {}, b""
+
+    def op_gen_commit(self, header: dict[str, Any], payload: bytes) -> Reply:
+        gen_id = _require(header, "generation", str)
+        graph_version = self.product.graph_version()
+        info = self.index.generation(gen_id)
+        if info is not None and info.manifest.get("graph_version") != graph_version:
+            self.index.fail(gen_id, "the product graph changed during the build")
+            raise LaminaError(
+                "LAMINA_GENERATION_MISMATCH",
+                f"generation {gen_id} was built for graph {info.manifest.get('graph_version')}, "
+                f"but graphd holds {graph_version}",
+            )
+        info = self.index.commit_and_activate(gen_id)
+        gc = self.index.collect_garbage()
+        log.info("activated %s for %s (%d members); gc %s", gen_id, info.identity, info.committed_count, gc)
+        return {"generation": gen_id, "count": info.committed_count, "digest": info.committed_digest}, b""
+
+    def op_gen_fail(self, header: dict[str, Any], payload: bytes) -> Reply:
+        self.index.fail(_require(header, "generation", str), str(header.get("reason", "failed")))
+        return {}, b""
+
+    def op_gen_status(self, header: dict[str, Any], payload: bytes) -> Reply:
+        identity = _require(header, "identity", str)
+        current = self.index.current(identity)
+        info = self.index.generation(current) if current else None
+        failure = self.index.last_failure(identity)
+        return {
+            "generation": current,
+            "manifest": info.manifest if info else None,
+            "digest": info.committed_digest if info else None,
+            "activated": info.activated if info else None,
+            "counts": self.index.counts(current) if current else {},
+            "pending": self.index.pending(identity),
+            "last_failure": (
+                {"generation": failure.id, "state": failure.state, "reason": failure.failure,
+                 "at": failure.created}
+                if failure else None
+            ),
+            "graph_version": self.product.graph_version(),
+        }, b""
+
+    def op_gen_invalidate(self, header: dict[str, Any], payload: bytes) -> Reply:
+        gen = self.index.invalidate(_require(header, "identity", str))
+        self.retrieval.forget()
+        return {"invalidated": gen}, b""
+
+    def op_query_prepare(self, header: dict[str, Any], payload: bytes) -> Reply:
+        identity = _require(header, "identity", str)
+        task = _require(header, "task", str)
+        workflow = header.get("workflow")
+        if workflow is not None and not isinstance(workflow, str):
+            raise LaminaError("LAMINA_PROTOCOL", "workflow must be a string")
+        return self.retrieval.prepare(identity, task, workflow, header.get("fresh")), b""
+
+    def op_query_search(self, header: dict[str, Any], payload: bytes) -> Reply:
+        identity = _require(header, "identity", str)
+        text = _require(header, "text", str)
+        return self.retrieval.search(identity, text), b""
+
+    # --- connection handling ---------------------------------------------------------------------
+    def handle_connection(self, conn: socket.socket) -> None:
+        nonce = protocol.new_nonce()
+        last_seq = 0
+        try:
+            conn.sendall(protocol.GREETING + nonce)
+            while not self.stopping.is_set():
+                try:
+                    body = protocol.read_body(conn)
+                except EOFError:
+                    return
+                except LaminaError as err:  # oversized, short or truncated: answer, then drop the connection
+                    self._refuse(conn, nonce, last_seq + 1, err)
+                    return
+                try:
+                    frame = protocol.open_body(self.key, nonce, protocol.TO_SERVER, body, last_seq)
+                except LaminaError as err:
+                    self._refuse(conn, nonce, last_seq + 1, err)
+                    return
+                last_seq = frame.seq
+                self.last_activity = time.monotonic()
+                header, out_payload = self.dispatch(frame)
+                conn.sendall(protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, frame.seq, header, out_payload))
+                self.last_activity = time.monotonic()
+        except (BrokenPipeError, ConnectionResetError, EOFError):
+            return
+        finally:
+            conn.close()
+
+    def _refuse(self, conn: socket.socket, nonce: bytes, seq: int, err: LaminaError) -> None:
+        log.warning("refused a frame: %s", err)
+        reply = {"ok": False, **err.to_json()}
+        try:
+            conn.sendall(protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, seq, reply))
+        except OSError:
+            pass
+
+    def dispatch(self, frame: protocol.Frame) -> Reply:
+        op = frame.header.get("op")
+        handler = self.handlers.get(op) if isinstance(op, str) else None
+        if handler is None:
+            err = LaminaError("LAMINA_PROTOCOL", f"unknown request {op!r}")
+            return {"ok": False, **err.to_json()}, b""
+        try:
+            with self.db_lock:
+                header, payload = handler(frame.header, frame.payload)
+        except LaminaError as err:
+            log.info("%s failed: %s", op, err)
+            return {"ok": False, **err.to_json()}, b""
+        except Exception as exc:  # a bug must not kill the daemon or leave the client hanging
+            log.exception("%s crashed", op)
+            err = LaminaError("LAMINA_INTERNAL", f"{op} failed: {type(exc).__name__}: {exc}")
+            return {"ok": False, **err.to_json()}, b""
+        return {"ok": True, **header}, payload
+
+    def serve(self, listener: socket.socket) -> None:
+        listener.settimeout(0.5)  # wake up to notice stop requests and the idle timeout
+        while not self.stopping.is_set():
+            if time.monotonic() - self.last_activity > self.idle_timeout:
+                log.info("idle for %.0f s; exiting", self.idle_timeout)
+                break
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            conn.settimeout(None)
+            self.last_activity = time.monotonic()
+            worker = threading.Thread(target=self.handle_connection, args=(conn,), daemon=True)
+            self.workers = [w for w in self.workers if w.is_alive()] + [worker]
+            worker.start()
+        for worker in self.workers:  # let in-flight replies (such as the answer to `stop`) go out
+            worker.join(timeout=2.0)
+
+
+def acquire_daemon_lock(ws: Workspace) -> int:
+    fd = os.open(ws.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        holder = ws.pid_path.read_text().strip() if ws.pid_path.exists() else "unknown"
+        raise LaminaError(
+            "LAMINA_LOCKED", f"graphd is already running for this repository (pid {holder})",
+            "Use `lamina graphd status` or `lamina graphd stop`.",
+        ) from None
+    return fd
+
+
+def run(root: Path, ready_fd: int | None, idle_timeout: float) -> int:
+    ws = open_workspace(root)
+    ensure_dirs(ws)
+    logging.basicConfig(
+        filename=str(ws.log_path), level=logging.INFO,
+        format="%(asctime)s graphd[%(process)d] %(levelname)s %(message)s",
+    )
+    try:
+        lock_fd = acquire_daemon_lock(ws)
+    except LaminaError as err:
+        sys.stderr.write(f"{err.code}: {err.message}\n")
+        return err.exit_status
+    # We hold the lock, so any socket or pid file left behind belongs to a dead graphd.
+    for stale in (ws.socket_path, ws.pid_path):
+        if stale.exists() or stale.is_symlink():
+            log.info("removing stale %s", stale)
+            stale.unlink()
+    try:
+        daemon = GraphDaemon(ws, idle_timeout)
+    except LaminaError as err:
+        log.error("cannot start: %s", err)
+        sys.stderr.write(f"{err.code}: {err.message}\nhint: {err.effective_hint}\n")
+        return err.exit_status
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)  # the socket file is 0600
+    try:
+        listener.bind(str(ws.socket_path))
+    finally:
+        os.umask(old_umask)
+    listener.listen(64)
+    ws.pid_path.write_text(f"{os.getpid()}\n")
+    signal.signal(signal.SIGTERM, lambda *_: daemon.stopping.set())
+    log.info("listening on %s (idle timeout %.0f s)", ws.socket_path, idle_timeout)
+    if ready_fd is not None:
+        os.write(ready_fd, b"ready\n")
+        os.close(ready_fd)
+    try:
+        daemon.serve(listener)
+    finally:
+        listener.close()
+        with daemon.db_lock:
+            for path in (ws.socket_path, ws.pid_path):
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    pass
+        log.info("stopped")
+        os.close(lock_fd)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="lamina-graphd")
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--ready-fd", type=int, default=None)
+    parser.add_argument("--idle-timeout", type=float, default=GRAPHD_IDLE_TIMEOUT_SECONDS)
+    args = parser.parse_args(argv)
+    return run(Path(args.root), args.ready_fd, args.idle_timeout)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The derived retrieval index: manifest, content-addressed store, membership."""

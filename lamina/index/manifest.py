@@ -1,0 +1,90 @@
+"""The manifest a generation is built for, and the cheap fingerprint that answers "nothing changed".
+
+The manifest holds what the design names: GraphVersion, source revision (HEAD plus a digest of uncommitted
+changes), branch and worktree identity, retrieval schema version and model digest — plus a digest of
+the index settings, since changing include/exclude changes what is indexed.
+
+The fingerprint is computed without importing doit, tree-sitter or onnxruntime: one `git status`, a hash
+of the graph and config files' bytes and of dirty files, and the runtime manifest's digest. When it equals
+the one recorded at the last activation, nothing that feeds the index changed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION
+from lamina.repo.git import Identity, WorkingState, digest_paths
+
+FINGERPRINT_FILE = "fingerprint.json"
+ACTIVE_FILE = "active.json"
+LAST_BUILD_FILE = "last_build.json"
+LAST_FAILURE_FILE = "last_failure.json"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    graph_version: str
+    source_revision: str
+    identity: str
+    branch: str
+    worktree: str
+    schema_version: int
+    model: str
+    model_digest: str
+    index_settings: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def source_revision(root: Path, state: WorkingState) -> str:
+    head = state.head or "(no commits)"
+    if not state.changed:
+        return head
+    return f"{head}+dirty.{digest_paths(root, state.changed)[:16]}"
+
+
+def glob_files(root: Path, globs: tuple[str, ...]) -> list[Path]:
+    found: set[Path] = set()
+    for pattern in globs:
+        found.update(p for p in root.glob(pattern) if p.is_file())
+    return sorted(found)
+
+
+def fingerprint(
+    root: Path, state: WorkingState, identity: Identity, graph_globs: tuple[str, ...], model_digest: str
+) -> str:
+    h = blake3.blake3()
+    parts = [
+        f"schema={RETRIEVAL_SCHEMA_VERSION}", f"chunker={CHUNKER_VERSION}", f"identity={identity.key}",
+        f"head={state.head}", f"model={model_digest}",
+    ]  # fmt: skip
+    h.update("\n".join(parts).encode())
+    h.update(digest_paths(root, state.changed).encode())
+    config = root / "lamina.toml"
+    h.update(config.read_bytes() if config.exists() else b"(no config)")
+    for path in glob_files(root, graph_globs):
+        h.update(os.fsencode(path.relative_to(root)) + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def write_json_atomic(path: Path, value: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(value, indent=2, sort_keys=True))
+    os.replace(tmp, path)

@@ -1,0 +1,41 @@
+"""Content addressing of document versions and the membership digest graphd checks before activating."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import blake3
+
+
+def text_digest(text: str) -> str:
+    return blake3.blake3(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def embedding_key(model_digest: str, text_digest_hex: str) -> str:
+    """Embeddings depend on the model and the text only, never on where the text sits."""
+    return blake3.blake3(f"{model_digest}\0{text_digest_hex}".encode()).hexdigest()
+
+
+def version_id(
+    kind: str,
+    path: str,
+    symbol: str,
+    symbol_kind: str,
+    start_line: int,
+    end_line: int,
+    part: int,
+    text_dig: str,
+    meta: str = "",
+) -> str:
+    """A document version: its text plus where it sits. Moving code makes a new version, not a new embedding."""
+    fields = (kind, path, symbol, symbol_kind, str(start_line), str(end_line), str(part), text_dig, meta)
+    return "v" + blake3.blake3("\0".join(fields).encode("utf-8", errors="surrogatepass")).hexdigest()[:40]
+
+
+def membership_digest(version_ids: Iterable[str]) -> tuple[int, str]:
+    """(count, digest) over the sorted, de-duplicated version ids of a generation."""
+    unique = sorted(set(version_ids))
+    h = blake3.blake3()
+    for vid in unique:
+        h.update(vid.encode() + b"\n")
+    return len(unique), h.hexdigest()

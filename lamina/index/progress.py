@@ -1,0 +1,68 @@
+"""Progress for long builds on stderr: a live line on a terminal, a plain line every few seconds
+otherwise, nothing when quiet. stdout is never touched, so --json output stays pure."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+PLAIN_INTERVAL_SECONDS = 5.0
+
+
+class Progress:
+    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+        self.stream = stream or sys.stderr
+        self.quiet = quiet
+        self.live = (not quiet) and self.stream.isatty()
+        self.phase = ""
+        self.total = 0
+        self.done = 0
+        self.started = time.monotonic()
+        self.last_print = 0.0
+
+    def start(self, phase: str, total: int) -> None:
+        self.finish()
+        self.phase, self.total, self.done = phase, total, 0
+        self.started = time.monotonic()
+        self.last_print = 0.0
+        if total:
+            self._print(force=True)
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        self._print()
+
+    def line(self) -> str:
+        elapsed = max(1e-9, time.monotonic() - self.started)
+        rate = self.done / elapsed
+        eta = (self.total - self.done) / rate if rate > 0 and self.total else 0.0
+        return f"{self.phase}: {self.done}/{self.total} ({rate:.0f}/s, ETA {eta:.0f} s)"
+
+    def _print(self, force: bool = False) -> None:
+        if self.quiet or not self.phase:
+            return
+        now = time.monotonic()
+        if self.live:
+            if force or now - self.last_print > 0.1 or self.done >= self.total:
+                self.stream.write("\r\033[K" + self.line())
+                self.stream.flush()
+                self.last_print = now
+        elif force or now - self.last_print >= PLAIN_INTERVAL_SECONDS:
+            self.stream.write(self.line() + "\n")
+            self.stream.flush()
+            self.last_print = now
+
+    def finish(self) -> None:
+        if self.phase and not self.quiet and self.total:
+            if self.live:
+                self.stream.write("\r\033[K" + self.line() + "\n")
+            else:
+                self.stream.write(self.line() + "\n")
+            self.stream.flush()
+        self.phase = ""
+
+    def note(self, message: str) -> None:
+        if not self.quiet:
+            self.stream.write(message + "\n")
+            self.stream.flush()

@@ -1,0 +1,329 @@
+"""The worker's steps, called by the doit rules in rules/: repository files → chunks → embeddings →
+a generation that graphd activates. The worker never opens a database; it talks to graphd.
+
+Each step reads and writes small files under builds/<identity>/ (the doit file dependencies) and the
+content-addressed store (the real results, committed batch by batch so interrupted work resumes).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import blake3
+
+from lamina.config import Config
+from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION, SHARD_COUNT, UPLOAD_BATCH_ROWS
+from lamina.errors import LaminaError
+from lamina.index.cas import ContentStore
+from lamina.index.manifest import (
+    ACTIVE_FILE,
+    FINGERPRINT_FILE,
+    LAST_BUILD_FILE,
+    Manifest,
+    glob_files,
+    read_json,
+    source_revision,
+    write_json_atomic,
+)
+from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
+from lamina.index.progress import Progress
+from lamina.repo.git import Identity, WorkingState
+from lamina.workspace import Workspace
+
+EMBED_CHUNK = 256  # texts per embedder call (the embedder batches by length inside)
+WORKFLOWS = "workflows"
+
+
+def shard_of(path: str) -> int:
+    return blake3.blake3(path.encode("utf-8", errors="surrogateescape")).digest()[0] % SHARD_COUNT
+
+
+def shard_names() -> list[str]:
+    return [f"{i:02d}" for i in range(SHARD_COUNT)]
+
+
+@dataclass
+class BuildContext:
+    ws: Workspace
+    config: Config
+    identity: Identity
+    state: WorkingState
+    model: str  # "<model id>@<revision>", or "none" for a lexical-only build
+    model_digest: str  # "" for a lexical-only build
+    fingerprint: str
+    require_cached: bool = False
+    progress: Progress = field(default_factory=Progress)
+    stats: dict[str, Any] = field(default_factory=dict)
+    error: BaseException | None = None
+    _store: ContentStore | None = None
+    _embedder: Any = None
+
+    @property
+    def build_dir(self) -> Path:
+        return self.ws.build_dir(self.identity.key)
+
+    def path(self, *parts: str) -> Path:
+        return self.build_dir.joinpath(*parts)
+
+    def store(self) -> ContentStore:
+        if self._store is None:
+            self._store = ContentStore(self.ws.store_dir)
+        return self._store
+
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from lamina.runtime.embedder import load_embedder
+
+            self._embedder = load_embedder(threads=self.config.runtime.threads)
+            if self._embedder.info.model_digest != self.model_digest:
+                raise LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "the runtime changed during the build")
+        return self._embedder
+
+    @property
+    def lexical_only(self) -> bool:
+        return not self.model_digest
+
+
+def _write_if_changed(path: Path, content: str) -> bool:
+    """Rewrite only on change, so doit's md5/mtime check keeps unchanged shards up to date."""
+    try:
+        if path.read_text() == content:
+            return False
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(content)
+    os.replace(tmp, path)
+    return True
+
+
+def _write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    _write_if_changed(path, "".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
+
+
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path) as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+# --- step 1: manifest ------------------------------------------------------------------------------
+def step_manifest(ctx: BuildContext) -> None:
+    """Select files (git + lamina.toml), assign them to shards, load the graph, write the manifest."""
+    from lamina.graph.documents import workflow_documents
+    from lamina.graph.load import load_graph
+    from lamina.graph.version import graph_version
+    from lamina.repo.files import select_files
+
+    started = time.monotonic()
+    selection = select_files(ctx.ws.root, ctx.config)
+    shards: dict[str, list[str]] = {name: [] for name in shard_names()}
+    for f in selection.files:
+        shards[f"{shard_of(f.path):02d}"].append(f"{f.path}\t{f.blob}\t{f.size}\n")
+    for name, lines in shards.items():
+        _write_if_changed(ctx.path("files", f"{name}.tsv"), "".join(lines))
+
+    graph = load_graph(ctx.ws.root, ctx.config.graph.paths)
+    version = graph_version(graph)
+    records, texts = [], {}
+    for doc in workflow_documents(graph):
+        meta = json.dumps({"status": doc.status, "aliases": list(doc.aliases),
+                           "terms": {k: list(v) for k, v in sorted(doc.terms.items())}}, sort_keys=True)
+        digest = text_digest(doc.text)
+        texts[digest] = doc.text
+        records.append({
+            "id": version_id("workflow", f"workflow:{doc.workflow}", doc.workflow, doc.status, 0, 0, 0, digest, meta),
+            "kind": "workflow", "path": f"workflow:{doc.workflow}", "symbol": doc.workflow,
+            "symbol_kind": doc.status, "language": "", "start_line": 0, "end_line": 0, "part": 0,
+            "text_digest": digest, "meta": meta,
+        })  # fmt: skip
+    ctx.store().put_texts(texts)
+    _write_jsonl(ctx.path("chunks", f"{WORKFLOWS}.jsonl"), records)
+
+    settings = json.dumps({"include": ctx.config.index.include, "exclude": ctx.config.all_excludes,
+                           "max_file_bytes": ctx.config.index.max_file_bytes}, sort_keys=True)
+    manifest = Manifest(
+        graph_version=version,
+        source_revision=source_revision(ctx.ws.root, ctx.state),
+        identity=ctx.identity.key,
+        branch=ctx.identity.branch,
+        worktree=ctx.identity.worktree,
+        schema_version=RETRIEVAL_SCHEMA_VERSION,
+        model=ctx.model,
+        model_digest=ctx.model_digest,
+        index_settings=blake3.blake3(settings.encode()).hexdigest()[:16],
+    )
+    _write_if_changed(ctx.path("manifest.json"), json.dumps(manifest.to_json(), indent=2, sort_keys=True))
+    ctx.stats.update(
+        files_scanned=len(selection.files),
+        files_skipped=sum(selection.skipped.values()),
+        skipped_by_reason=dict(selection.skipped),
+        manifest_seconds=round(time.monotonic() - started, 3),
+    )
+
+
+# --- step 2: chunks --------------------------------------------------------------------------------
+def step_chunks(ctx: BuildContext, shard: str) -> None:
+    """Chunk this shard's files; a file content already chunked (same blob) is taken from the store."""
+    from lamina.chunking import chunk_file, language_for
+
+    store = ctx.store()
+    lines = ctx.path("files", f"{shard}.tsv").read_text().splitlines()
+    out: list[dict[str, Any]] = []
+    pending: list[tuple[str, list[dict[str, Any]]]] = []
+    pending_texts: dict[str, str] = {}
+    if ctx.progress.phase != "chunking files":
+        ctx.progress.start("chunking files", ctx.stats.get("files_scanned", 0))
+    for line in lines:
+        path, blob, _size = line.split("\t")
+        language = language_for(path) or "text"
+        key = f"{blob}:{language}:c{CHUNKER_VERSION}"
+        recs = store.get_chunks(key)
+        if recs is None:
+            try:
+                data = (ctx.ws.root / path).read_bytes()
+            except OSError:
+                ctx.stats["files_vanished"] = ctx.stats.get("files_vanished", 0) + 1
+                ctx.progress.advance()
+                continue
+            recs = []
+            for c in chunk_file(path, data):
+                digest = text_digest(c.text)
+                pending_texts[digest] = c.text
+                recs.append({"symbol": c.symbol, "symbol_kind": c.kind, "language": c.language,
+                             "start_line": c.start_line, "end_line": c.end_line, "part": c.part,
+                             "text_digest": digest})
+            pending.append((key, recs))
+            if len(pending) >= 200:
+                store.put_chunks(pending, pending_texts)
+                pending, pending_texts = [], {}
+        for r in recs:
+            out.append({
+                "id": version_id("chunk", path, r["symbol"], r["symbol_kind"], r["start_line"], r["end_line"],
+                                 r["part"], r["text_digest"]),
+                "kind": "chunk", "path": path, "meta": "", **r,
+            })  # fmt: skip
+        ctx.progress.advance()
+    if pending:
+        store.put_chunks(pending, pending_texts)
+    _write_jsonl(ctx.path("chunks", f"{shard}.jsonl"), out)
+
+
+# --- step 3: embeddings ----------------------------------------------------------------------------
+def _missing_for(ctx: BuildContext, shard: str) -> list[tuple[str, str]]:
+    records = _read_jsonl(ctx.path("chunks", f"{shard}.jsonl"))
+    wanted = {embedding_key(ctx.model_digest, r["text_digest"]): r["text_digest"] for r in records}
+    return [(k, wanted[k]) for k in ctx.store().missing_embeddings(list(wanted))]
+
+
+def step_embeddings(ctx: BuildContext, shard: str) -> None:
+    """Embed the texts of this shard that the store has no embedding for (for this model)."""
+    stamp = ctx.path("embedded", f"{shard}.ok")
+    if ctx.lexical_only:
+        _write_if_changed(stamp, "lexical-only\n")
+        return
+    if ctx.progress.phase != "embedding chunks":
+        total = sum(len(_missing_for(ctx, s)) for s in [*shard_names(), WORKFLOWS])
+        ctx.stats["to_embed"] = total
+        ctx.progress.start("embedding chunks", total)
+    missing = _missing_for(ctx, shard)
+    if missing and ctx.require_cached:
+        raise LaminaError("LAMINA_NOT_CACHED", f"{len(missing)} chunk(s) of shard {shard} would be embedded")
+    store = ctx.store()
+    for i in range(0, len(missing), EMBED_CHUNK):
+        batch = missing[i : i + EMBED_CHUNK]
+        texts = store.texts([d for _, d in batch])
+        vectors = ctx.embedder().embed([texts[d] for _, d in batch])
+        store.put_embeddings([k for k, _ in batch], vectors)
+        counter = "workflows_embedded" if shard == WORKFLOWS else "chunks_embedded"
+        ctx.stats[counter] = ctx.stats.get(counter, 0) + len(batch)
+        ctx.progress.advance(len(batch))
+    _write_if_changed(stamp, f"{ctx.model_digest}\n")
+
+
+# --- step 4: generation ----------------------------------------------------------------------------
+def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
+    import pyarrow as pa
+
+    store = ctx.store()
+    texts = store.texts(sorted({r["text_digest"] for r in records}))
+    keys = [embedding_key(ctx.model_digest, r["text_digest"]) if not ctx.lexical_only else "" for r in records]
+    vectors = store.embeddings([k for k in keys if k]) if not ctx.lexical_only else {}
+    if not ctx.lexical_only and len(vectors) < len(set(keys)):
+        raise LaminaError("LAMINA_INTERNAL", "an embedding disappeared from the content store during the build")
+    columns = {
+        name: [r[name] for r in records]
+        for name in ("id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part",
+                     "text_digest", "meta")
+    }  # fmt: skip
+    columns["emb_key"] = keys
+    columns["text"] = [texts[r["text_digest"]] for r in records]
+    vector_col = pa.array([vectors[k].tolist() if k else None for k in keys], type=pa.list_(pa.float32()))
+    return pa.table({**columns, "vector": vector_col})
+
+
+def step_generation(ctx: BuildContext) -> None:
+    """Declare the membership to graphd, upload what it lacks, and have it commit and activate."""
+    import pyarrow as pa
+
+    from lamina.graph.load import read_graph_files
+    from lamina.graphd.client import connect
+
+    started = time.monotonic()
+    manifest = json.loads(ctx.path("manifest.json").read_text())
+    records = _read_jsonl(ctx.path("chunks", f"{WORKFLOWS}.jsonl"))
+    for shard in shard_names():
+        records.extend(_read_jsonl(ctx.path("chunks", f"{shard}.jsonl")))
+    by_id = {r["id"]: r for r in records}
+    ids = sorted(by_id)
+    count, digest = membership_digest(ids)
+    ctx.progress.finish()
+    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+        client.call("graph.import", files=read_graph_files(ctx.ws.root, ctx.config.graph.paths))
+        gen = client.call("gen.begin", identity=ctx.identity.key, manifest=manifest, expected_count=count,
+                          expected_digest=digest)["generation"]
+        try:
+            for i in range(0, len(ids), 20_000):
+                client.call_table("gen.members", pa.table({"id": ids[i : i + 20_000]}), generation=gen)
+            missing: list[str] = []
+            for i in range(0, len(ids), 20_000):
+                missing += client.call("index.missing", ids=ids[i : i + 20_000])["missing"]
+            ctx.progress.start("uploading versions", len(missing))
+            for i in range(0, len(missing), UPLOAD_BATCH_ROWS):
+                batch = [by_id[v] for v in missing[i : i + UPLOAD_BATCH_ROWS]]
+                client.call_table("index.put", _version_table(ctx, batch))
+                ctx.progress.advance(len(batch))
+            ctx.progress.finish()
+            result = client.call("gen.commit", generation=gen)
+        except BaseException as exc:
+            try:
+                client.call("gen.fail", generation=gen, reason=f"{type(exc).__name__}: {exc}")
+            except (LaminaError, OSError):
+                pass
+            raise
+    chunks_total = sum(1 for r in records if r["kind"] == "chunk")
+    embedded = ctx.stats.get("chunks_embedded", 0)
+    ctx.stats.update(generation=result["generation"], workflows=len(records) - chunks_total,
+                     chunks_total=chunks_total, versions_uploaded=len(missing),
+                     upload_seconds=round(time.monotonic() - started, 3))
+    ctx.stats["chunks_reused"] = max(0, chunks_total - embedded)
+    write_json_atomic(ctx.path(ACTIVE_FILE), {"generation": result["generation"], "manifest": manifest,
+                                               "digest": result["digest"]})
+    write_json_atomic(ctx.path(FINGERPRINT_FILE), {"fingerprint": ctx.fingerprint,
+                                                    "generation": result["generation"]})
+
+
+def active_record(ctx_dir: Path) -> dict[str, Any] | None:
+    return read_json(ctx_dir / ACTIVE_FILE)
+
+
+def last_build(ctx_dir: Path) -> dict[str, Any] | None:
+    return read_json(ctx_dir / LAST_BUILD_FILE)
+
+
+__all__ = ["BuildContext", "glob_files", "step_manifest", "step_chunks", "step_embeddings", "step_generation"]

@@ -1,0 +1,116 @@
+"""Packet v5: assembly (pure) and the human rendering. docs/packet-v5.md is the contract; tests pin keys.
+
+Everything outside `sources` comes from the canonical graph and the index manifest. Source-derived
+strings appear only inside `sources`, as data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION
+from lamina.retrieval.selection import Selection
+
+EMPTY_GRAPH: dict[str, list[Any]] = {
+    "workflows": [], "actors": [], "personas": [], "entities": [], "states": [], "surfaces": [],
+    "invariants": [], "scenarios": [], "risks": [], "proofs": [],
+}  # fmt: skip
+
+
+def _candidate_json(c: Any) -> dict[str, Any]:
+    return {
+        "workflow": c.workflow,
+        "score": round(c.score, 4),
+        "exact": c.exact,
+        "lexical_rank": c.lexical_rank,
+        "dense_rank": c.dense_rank,
+        "boosts": [{"kind": b.kind, "term": b.term, "value": b.value} for b in c.boosts],
+        "filtered": c.filtered,
+    }
+
+
+def build_packet(
+    *,
+    task: str,
+    state_manifest: dict[str, Any],
+    generation: str,
+    index_digest: str,
+    fresh: bool | None,
+    mode: str,
+    workflow_source: str,
+    selection: Selection,
+    closure: dict[str, Any] | None,
+    sources: list[dict[str, Any]],
+) -> dict[str, Any]:
+    from lamina.graph.store import obligations
+
+    graph = closure if closure is not None else {k: [] for k in EMPTY_GRAPH}
+    return {
+        "packet_version": PACKET_VERSION,
+        "task": task,
+        "index": {
+            "generation": generation,
+            "fresh": bool(fresh) if fresh is not None else False,
+            "graph_version": state_manifest.get("graph_version"),
+            "source_revision": state_manifest.get("source_revision"),
+            "identity": state_manifest.get("identity"),
+            "schema_version": state_manifest.get("schema_version", RETRIEVAL_SCHEMA_VERSION),
+            "model": state_manifest.get("model"),
+            "model_digest": state_manifest.get("model_digest"),
+            "index_digest": index_digest,
+        },
+        "retrieval": {"mode": mode, "workflow_source": workflow_source},
+        "selection": {
+            "status": selection.status,
+            "workflows": list(selection.workflows),
+            "candidates": [_candidate_json(c) for c in selection.candidates],
+        },
+        "graph": graph,
+        "obligations": obligations(graph) if closure is not None else [],
+        "sources": sources,
+        "trust": {"sources": "untrusted"},
+    }
+
+
+def render_packet(packet: dict[str, Any]) -> str:
+    """The same content for a person: what to do, in what order, under which rules, and where."""
+    lines: list[str] = []
+    sel = packet["selection"]
+    idx = packet["index"]
+    lines.append(f"Task: {packet['task']}")
+    fresh = "fresh" if idx["fresh"] else "STALE"
+    lines.append(f"Index: {idx['generation']} ({fresh}; graph {str(idx['graph_version'])[:12]}; "
+                 f"retrieval {packet['retrieval']['mode']})")
+    chosen = ", ".join(sel["workflows"]) or "none"
+    lines.append(f"Selection: {sel['status']} -> {chosen} ({packet['retrieval']['workflow_source']})")
+    if sel["status"] == "ambiguous":
+        lines.append("  The evidence does not separate these; choose one with --workflow <id>:")
+    if sel["status"] == "new_workflow_required":
+        lines.append("  No active Workflow covers this task; the product graph needs a new one.")
+    for c in sel["candidates"]:
+        flag = f" [{c['filtered']}]" if c["filtered"] else ""
+        exact = " exact" if c["exact"] else ""
+        lines.append(f"  - {c['workflow']} score {c['score']:.4f}{exact} (lexical #{c['lexical_rank']}, "
+                     f"dense #{c['dense_rank']}){flag}")
+    graph = packet["graph"]
+    for wf in graph["workflows"]:
+        lines.append("")
+        lines.append(f"Workflow {wf['id']}: {wf['title']}")
+        for op in wf["operations"]:
+            moves = "; ".join(f"{t['entity']}: {t['from']} -> {t['to']}" for t in op.get("transitions", []))
+            where = f" on {op['surface']}" if op.get("surface") else ""
+            lines.append(f"  {op['order']}. {op['title']} — {op['actor']} ({op['authority']}){where}"
+                         + (f" [{moves}]" if moves else ""))
+    if packet["obligations"]:
+        lines.append("")
+        lines.append("Obligations:")
+        for ob in packet["obligations"]:
+            lines.append(f"  - {ob['kind']} {ob['id']}: {ob['text']}")
+    lines.append("")
+    lines.append("Sources (untrusted data, not instructions):")
+    if not packet["sources"]:
+        lines.append("  (none)")
+    for s in packet["sources"]:
+        lines.append(f"  {s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']} ({s['kind']})  "
+                     f"{s['score']:.4f}  {'; '.join(s['reasons'])}")
+    return "\n".join(lines)

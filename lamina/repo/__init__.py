@@ -1,0 +1,1 @@
+"""Repository access: git identity and the selection of files to index."""

@@ -1,0 +1,239 @@
+"""Which files of a repository are indexed, each with the git blob id of its working-tree content.
+
+Git is the source of truth: tracked files (`git ls-files -s`, which also gives mode and blob id) plus
+untracked files that are not ignored. Only files whose working tree differs from the index are read
+whole (to hash them); every other file costs one `lstat` and one small read (binary and generated
+sniffing). Glob semantics are gitignore's (pathspec.GitIgnoreSpec); docs/chunking.md spells them out.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import stat
+import subprocess
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+import pathspec
+
+from lamina.config import DEFAULT_EXCLUDES, Config
+from lamina.constants import BINARY_SNIFF_BYTES, GENERATED_MARKERS, GENERATED_SNIFF_BYTES
+from lamina.errors import LaminaError
+
+SKIP_REASONS = (
+    "binary",
+    "too_large",
+    "symlink",
+    "submodule",
+    "excluded",
+    "vendored_or_generated",
+    "unreadable",
+)
+
+_MODE_SYMLINK = "120000"
+_MODE_GITLINK = "160000"  # a submodule: a commit id, not a file
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str  # posix, relative to the repository root
+    blob: str  # git blob id (sha1 hex) of the working-tree content, as `git hash-object` gives it
+    size: int
+
+
+@dataclass(frozen=True)
+class FileSelection:
+    files: tuple[SourceFile, ...]  # sorted by path
+    skipped: Mapping[str, int]  # reason (one of SKIP_REASONS) -> count
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    path: str
+    mode: str | None  # index mode for tracked files; None for untracked ones
+    index_blob: str | None  # None when the working tree differs from the index (or untracked)
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id `git hash-object` gives these bytes (sha1 over a "blob <size>\\0" header)."""
+    header = b"blob %d\0" % len(data)
+    return hashlib.sha1(header + data, usedforsecurity=False).hexdigest()
+
+
+class GlobSet:
+    """Gitignore-style patterns (pathspec.GitIgnoreSpec semantics; "!" re-includes, as in .gitignore).
+
+    Without "!" patterns, matching is "any pattern matches", so the patterns' own regexes are joined
+    into one alternation: a third of the time of asking pathspec file by file (10k paths: 11 ms).
+    """
+
+    def __init__(self, globs: Sequence[str]) -> None:
+        self._spec = pathspec.GitIgnoreSpec.from_lines(list(globs))
+        active = [p for p in self._spec.patterns if p.include is not None]
+        self._combined: re.Pattern[str] | None = None
+        if all(p.include for p in active) and all(isinstance(p, pathspec.RegexPattern) for p in active):
+            alternatives = [p.regex.pattern.replace("(?P<ps_d>", "(?:") for p in active]  # type: ignore[union-attr]
+            self._combined = re.compile("|".join(f"(?:{a})" for a in alternatives) or "(?!)")
+
+    def match(self, path: str) -> bool:
+        if self._combined is not None:
+            return self._combined.match(path) is not None
+        return self._spec.match_file(path)
+
+
+def select_files(repo_root: Path, config: Config) -> FileSelection:
+    """The files to index, sorted by path, and how many were skipped for each reason."""
+    candidates = _git_candidates(repo_root)
+    vendored = GlobSet(DEFAULT_EXCLUDES)
+    included = GlobSet(config.index.include)
+    excluded = GlobSet(config.index.exclude)
+    skipped: Counter[str] = Counter()
+    files: list[SourceFile] = []
+    root = str(repo_root).rstrip("/") + "/"
+    for cand in candidates:
+        reason = _path_skip_reason(cand, vendored, included, excluded)
+        if reason is None:
+            outcome = _read_candidate(root, cand, config.index.max_file_bytes)
+            if outcome is None:  # tracked but deleted from the working tree: absent, not skipped
+                continue
+            if isinstance(outcome, SourceFile):
+                files.append(outcome)
+                continue
+            reason = outcome
+        skipped[reason] += 1
+    files.sort(key=lambda f: f.path)
+    return FileSelection(files=tuple(files), skipped=MappingProxyType(dict(sorted(skipped.items()))))
+
+
+def _path_skip_reason(
+    cand: _Candidate,
+    vendored: GlobSet,
+    included: GlobSet,
+    excluded: GlobSet,
+) -> str | None:
+    """Reasons decided from the path and index mode alone, before touching the file."""
+    if cand.mode == _MODE_GITLINK or cand.path.endswith("/"):  # untracked nested repo lists as "dir/"
+        return "submodule"
+    if cand.mode == _MODE_SYMLINK:
+        return "symlink"
+    if vendored.match(cand.path):
+        return "vendored_or_generated"
+    if not included.match(cand.path) or excluded.match(cand.path):
+        return "excluded"
+    return None
+
+
+def _read_candidate(repo_root: str, cand: _Candidate, max_bytes: int) -> SourceFile | str | None:
+    """A SourceFile, a skip reason, or None for a tracked file missing from the working tree."""
+    full = repo_root + cand.path  # repo_root ends with "/"; plain concatenation is the hot path
+    try:
+        # O_NOFOLLOW: a symlink is refused (ELOOP), never followed; O_NONBLOCK: a FIFO cannot hang us.
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return "symlink" if exc.errno == errno.ELOOP else "unreadable"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return "unreadable"
+        if st.st_size > max_bytes:
+            return "too_large"
+        whole = cand.index_blob is None  # content differs from the index: read it all to hash it
+        data = _read_all(fd, max_bytes + 1) if whole else os.read(fd, BINARY_SNIFF_BYTES)
+    except OSError:
+        return "unreadable"
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:  # grew between fstat and read
+        return "too_large"
+    head = data[:BINARY_SNIFF_BYTES]
+    if b"\0" in head:
+        return "binary"
+    start = head[:GENERATED_SNIFF_BYTES]
+    if any(marker in start for marker in GENERATED_MARKERS):
+        return "vendored_or_generated"
+    if cand.index_blob is None:
+        return SourceFile(path=cand.path, blob=git_blob_id(data), size=len(data))
+    return SourceFile(path=cand.path, blob=cand.index_blob, size=st.st_size)
+
+
+def _read_all(fd: int, limit: int) -> bytes:
+    parts: list[bytes] = []
+    remaining = limit
+    while remaining > 0:
+        part = os.read(fd, min(remaining, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        remaining -= len(part)
+    return b"".join(parts)
+
+
+def _git_candidates(repo_root: Path) -> list[_Candidate]:
+    """Tracked and untracked-not-ignored paths; the three git calls run concurrently."""
+    commands = {
+        "staged": ["ls-files", "-s", "-z"],
+        "others": ["ls-files", "-z", "--others", "--exclude-standard"],
+        # Content-verified (unlike `git diff-files`, which lists every stat-dirty file after a touch or
+        # a fresh checkout); --no-optional-locks so it never writes the index under a user's git.
+        "changed": ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no"],
+    }
+    out = _run_git_concurrently(repo_root, commands)
+    changed = _changed_paths(out["changed"])
+    by_path: dict[str, _Candidate] = {}
+    for entry in _split_z(out["staged"]):
+        meta, _, raw_path = entry.partition(b"\t")
+        mode, blob, stage = meta.decode("ascii").split(" ")
+        path = os.fsdecode(raw_path)
+        dirty = stage != "0" or path in changed or path in by_path  # unmerged: hash the working tree
+        by_path[path] = _Candidate(path=path, mode=mode, index_blob=None if dirty else blob)
+    for raw_path in _split_z(out["others"]):
+        path = os.fsdecode(raw_path)
+        by_path.setdefault(path, _Candidate(path=path, mode=None, index_blob=None))
+    return list(by_path.values())
+
+
+def _changed_paths(porcelain: bytes) -> set[str]:
+    """Paths whose working tree differs from the index (Y column), from `status --porcelain=v1 -z`."""
+    changed: set[str] = set()
+    tokens = iter(_split_z(porcelain))
+    for token in tokens:
+        xy, path = token[:2].decode("ascii", "replace"), os.fsdecode(token[3:])
+        if xy[0] in "RC":
+            next(tokens, None)  # the rename/copy source follows as its own token
+        if xy[1] != " " or "U" in xy or xy in ("AA", "DD"):
+            changed.add(path)
+    return changed
+
+
+def _split_z(data: bytes) -> list[bytes]:
+    return [part for part in data.split(b"\0") if part]
+
+
+def _run_git_concurrently(repo_root: Path, commands: Mapping[str, list[str]]) -> dict[str, bytes]:
+    try:
+        procs = {
+            name: subprocess.Popen(
+                ["git", "-C", str(repo_root), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+            )
+            for name, args in commands.items()
+        }
+    except FileNotFoundError as exc:
+        raise LaminaError("LAMINA_NOT_A_REPO", "git is not installed or not on PATH") from exc
+    results: dict[str, bytes] = {}
+    failure: str | None = None
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate()
+        if proc.returncode != 0 and failure is None:
+            failure = f"git {' '.join(commands[name])} failed in {repo_root}: {stderr.decode(errors='replace').strip()}"
+        results[name] = stdout
+    if failure is not None:
+        raise LaminaError("LAMINA_NOT_A_REPO", failure)
+    return results

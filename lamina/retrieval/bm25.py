@@ -1,0 +1,182 @@
+"""Okapi BM25 with field weights (BM25F), precomputed so that a query is a sum of sparse columns.
+
+For document d, term t and fields f (e.g. path, symbol, body) with weights w_f:
+
+    tf~(t, d) = sum_f  w_f * tf(t, d, f) / ((1 - b) + b * len_f(d) / avglen_f)
+    idf(t)    = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))          (Lucene's non-negative form)
+    w(t, d)   = idf(t) * tf~ * (k1 + 1) / (k1 + tf~)
+    score(q, d) = sum over the *distinct* terms t of q of w(t, d)
+
+Length normalisation is per field, then fields are combined before saturation, so a term repeated
+across fields cannot exceed the saturation limit (Robertson & Zaragoza's "simple BM25F"). With one
+field of weight 1 this is exactly classic Okapi BM25. len_f counts the field's terms after
+tokenization; df counts documents containing t in any field; N is the number of documents.
+
+A query term repeated in the query counts once: task texts repeat words for grammar, not emphasis,
+and de-duplicating keeps scores and match reasons independent of phrasing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from lamina.constants import BM25_B, BM25_FIELD_WEIGHTS, BM25_K1
+from lamina.retrieval.tokenize import count_terms
+
+
+@dataclass(frozen=True, eq=False)
+class BM25Index:
+    """Built once, read by many queries. Never mutate the arrays (they are shared, not copied)."""
+
+    vocabulary: Mapping[str, int]  # term -> column of `weights`
+    weights: sp.csc_matrix  # (n_docs, n_terms) float32 BM25 weight w(t, d); sorted row indices
+    doc_lengths: np.ndarray  # (n_docs,) int32 terms per document, all fields together
+    field_lengths: Mapping[str, np.ndarray] = field(repr=False)  # field -> (n_docs,) int32
+    field_weights: Mapping[str, float] = field(default_factory=dict)
+    k1: float = BM25_K1
+    b: float = BM25_B
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.weights.shape[0])
+
+    @property
+    def n_terms(self) -> int:
+        return int(self.weights.shape[1])
+
+
+def build_bm25(
+    docs: Sequence[Mapping[str, str]],
+    weights: Mapping[str, float] | None = None,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> BM25Index:
+    """Index `docs` (each: field -> raw text; a missing field is empty). `weights` defaults to
+    BM25_FIELD_WEIGHTS; a field absent from `weights` is a ValueError (a typo must not silently
+    contribute nothing)."""
+    field_weights = dict(BM25_FIELD_WEIGHTS if weights is None else weights)
+    _validate_parameters(field_weights, k1, b)
+    fields = list(field_weights)
+    field_index = {name: i for i, name in enumerate(fields)}
+    n_docs = len(docs)
+
+    vocabulary: dict[str, int] = {}
+    # One flat COO triple list per field: (doc, term column, count).
+    rows: list[list[int]] = [[] for _ in fields]
+    cols: list[list[int]] = [[] for _ in fields]
+    counts: list[list[int]] = [[] for _ in fields]
+    for doc_id, doc in enumerate(docs):
+        for name, text in doc.items():
+            f = field_index.get(name)
+            if f is None:
+                raise ValueError(f"document {doc_id} has field {name!r}; known fields: {fields}")
+            term_counts = count_terms(text)
+            if not term_counts:
+                continue
+            cols[f].extend([vocabulary.setdefault(term, len(vocabulary)) for term in term_counts])
+            counts[f].extend(term_counts.values())
+            rows[f].extend([doc_id] * len(term_counts))
+
+    n_terms = len(vocabulary)
+    all_rows: list[np.ndarray] = []
+    all_cols: list[np.ndarray] = []
+    all_tf: list[np.ndarray] = []
+    field_lengths: dict[str, np.ndarray] = {}
+    for f, name in enumerate(fields):
+        r = np.asarray(rows[f], dtype=np.int64)
+        c = np.asarray(cols[f], dtype=np.int64)
+        tf = np.asarray(counts[f], dtype=np.float64)
+        lengths = np.bincount(r, weights=tf, minlength=n_docs)
+        field_lengths[name] = lengths.astype(np.int32)
+        avg = lengths.mean() if n_docs else 0.0
+        if avg > 0:
+            norm = (1.0 - b) + b * lengths / avg
+            all_rows.append(r)
+            all_cols.append(c)
+            all_tf.append(field_weights[name] * tf / norm[r])
+
+    if all_rows:
+        combined = sp.coo_matrix(
+            (np.concatenate(all_tf), (np.concatenate(all_rows), np.concatenate(all_cols))),
+            shape=(n_docs, n_terms),
+        ).tocsc()  # sums a term's contributions from different fields
+    else:
+        combined = sp.csc_matrix((n_docs, n_terms), dtype=np.float64)
+    combined.sum_duplicates()
+    combined.sort_indices()
+
+    df = np.diff(combined.indptr)
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    tf_tilde = combined.data
+    combined.data = np.repeat(idf, df) * tf_tilde * (k1 + 1.0) / (k1 + tf_tilde)
+    matrix = sp.csc_matrix(combined, dtype=np.float32)
+    matrix.sort_indices()
+
+    doc_lengths = np.zeros(n_docs, dtype=np.int32)
+    for lengths in field_lengths.values():
+        doc_lengths += lengths
+    return BM25Index(
+        vocabulary=vocabulary,
+        weights=matrix,
+        doc_lengths=doc_lengths,
+        field_lengths=field_lengths,
+        field_weights=field_weights,
+        k1=k1,
+        b=b,
+    )
+
+
+def _validate_parameters(field_weights: Mapping[str, float], k1: float, b: float) -> None:
+    if not field_weights:
+        raise ValueError("at least one field weight is needed")
+    for name, weight in field_weights.items():
+        if not (math.isfinite(weight) and weight > 0):
+            raise ValueError(f"field weight for {name!r} must be a positive number, got {weight}")
+    if not (math.isfinite(k1) and k1 >= 0):
+        raise ValueError(f"k1 must be >= 0, got {k1}")
+    if not (0.0 <= b <= 1.0):
+        raise ValueError(f"b must be in [0, 1], got {b}")
+
+
+def _query_columns(index: BM25Index, query_tokens: Sequence[str]) -> list[int]:
+    """Columns of the distinct known query terms, sorted so summation order never depends on phrasing."""
+    return sorted({index.vocabulary[t] for t in query_tokens if t in index.vocabulary})
+
+
+def bm25_scores(index: BM25Index, query_tokens: Sequence[str]) -> np.ndarray:
+    """float32 (n_docs,) scores; 0 where no query term occurs. Unknown terms contribute nothing."""
+    columns = _query_columns(index, query_tokens)
+    if not columns:
+        return np.zeros(index.n_docs, dtype=np.float32)
+    m = index.weights
+    if len(columns) == 1:
+        start, end = m.indptr[columns[0]], m.indptr[columns[0] + 1]
+        scores = np.zeros(index.n_docs, dtype=np.float32)
+        scores[m.indices[start:end]] = m.data[start:end]
+        return scores
+    slices = [slice(m.indptr[c], m.indptr[c + 1]) for c in columns]
+    rows = np.concatenate([m.indices[s] for s in slices])
+    data = np.concatenate([m.data[s] for s in slices])
+    return np.bincount(rows, weights=data, minlength=index.n_docs).astype(np.float32)
+
+
+def matched_terms(index: BM25Index, doc: int, query_tokens: Sequence[str]) -> list[str]:
+    """The distinct query terms that occur in document `doc`, in query order (for match reasons)."""
+    if not 0 <= doc < index.n_docs:
+        raise IndexError(f"document {doc} out of range 0..{index.n_docs - 1}")
+    m = index.weights
+    found: list[str] = []
+    for term in dict.fromkeys(query_tokens):
+        column = index.vocabulary.get(term)
+        if column is None:
+            continue
+        rows = m.indices[m.indptr[column] : m.indptr[column + 1]]
+        position = int(np.searchsorted(rows, doc))
+        if position < len(rows) and rows[position] == doc:
+            found.append(term)
+    return found

@@ -1,0 +1,170 @@
+"""Workflow selection: which root Workflow(s) a task is about. Pure: scores in, a Selection out.
+
+Order of evidence (docs/ranking.md):
+1. An active root's id or alias named as a whole phrase wins absolutely; two or more → multi_workflow.
+2. Otherwise BM25 and cosine rankings of the roots' documents are fused with RRF, small capped boosts are
+   added for direct graph terms in the task, inactive roots are filtered (kept in candidates), and named
+   thresholds decide between selected, ambiguous and new_workflow_required.
+Only graph-derived documents take part; source chunks never do.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from lamina.constants import (
+    BOOST_CAP,
+    BOOSTS,
+    CANDIDATES_LIMIT,
+    DENSE_AMBIGUITY_MARGIN,
+    DENSE_MIN_COSINE,
+    LEXICAL_MIN_COVERAGE,
+    RANK_DEPTH,
+    RRF_K,
+    SELECT_MIN_MARGIN,
+)
+from lamina.retrieval.fusion import rrf, top_k
+
+
+@dataclass(frozen=True)
+class RootDoc:
+    workflow: str
+    status: str
+    aliases: tuple[str, ...]
+    terms: Mapping[str, tuple[str, ...]]  # kind -> lower-cased direct terms
+
+
+@dataclass(frozen=True)
+class Boost:
+    kind: str
+    term: str
+    value: float
+
+
+@dataclass(frozen=True)
+class Candidate:
+    workflow: str
+    score: float
+    exact: bool
+    lexical_rank: int | None
+    dense_rank: int | None
+    boosts: tuple[Boost, ...]
+    filtered: str | None
+    cosine: float | None = None
+    coverage: float = 0.0
+
+
+@dataclass(frozen=True)
+class Selection:
+    status: str  # selected | multi_workflow | ambiguous | new_workflow_required
+    workflows: tuple[str, ...]
+    candidates: tuple[Candidate, ...]
+    reasons: tuple[str, ...] = field(default=())
+
+
+_NON_WORD = re.compile(r"[^a-z0-9]+")
+
+
+def normalize_phrase(text: str) -> str:
+    """Lower-case words separated by single spaces: the form phrase matching compares."""
+    return " ".join(_NON_WORD.split(text.lower())).strip()
+
+
+def contains_phrase(normalized_text: str, phrase: str) -> bool:
+    target = normalize_phrase(phrase)
+    if not target:
+        return False
+    return f" {target} " in f" {normalized_text} "
+
+
+def exact_matches(task: str, roots: Sequence[RootDoc]) -> list[str]:
+    """Roots named by id (as written, e.g. `refund-order`) or by an alias, as a whole phrase."""
+    lowered = task.lower()
+    normalized = normalize_phrase(task)
+    found = []
+    for root in roots:
+        id_pattern = rf"(?<![a-z0-9._-]){re.escape(root.workflow.lower())}(?![a-z0-9_-]|\.[a-z0-9])"
+        if re.search(id_pattern, lowered) or any(contains_phrase(normalized, a) for a in root.aliases):
+            found.append(root.workflow)
+    return found
+
+
+def boosts_for(normalized_task: str, root: RootDoc) -> tuple[Boost, ...]:
+    found: list[Boost] = []
+    total = 0.0
+    for kind in sorted(root.terms):
+        value = BOOSTS.get(kind, 0.0)
+        for term in sorted(set(root.terms[kind])):
+            if value and total + value <= BOOST_CAP + 1e-12 and contains_phrase(normalized_task, term):
+                found.append(Boost(kind, term, value))
+                total += value
+                break  # one boost per kind: many synonyms of one entity do not stack
+    return tuple(found)
+
+
+def select(
+    task: str,
+    roots: Sequence[RootDoc],
+    lexical_scores: np.ndarray,
+    coverage: np.ndarray,
+    dense_scores: np.ndarray | None,
+) -> Selection:
+    """Decide the outcome. lexical_scores/coverage/dense_scores are aligned with `roots`."""
+    status_of = {r.workflow: r.status for r in roots}
+    exact = exact_matches(task, roots)
+    exact_active = [w for w in exact if status_of[w] == "active"]
+
+    rankings: dict[str, list[int]] = {"lexical": [i for i, _ in top_k(lexical_scores, RANK_DEPTH, min_score=0.0)]}
+    if dense_scores is not None:
+        rankings["dense"] = [i for i, _ in top_k(dense_scores, RANK_DEPTH)]
+    fused = {doc: (score, ranks) for doc, score, ranks in rrf(rankings, RRF_K)}
+    normalized = normalize_phrase(task)
+
+    candidates = []
+    for i, root in enumerate(roots):
+        score, ranks = fused.get(i, (0.0, {}))
+        boosts = boosts_for(normalized, root)
+        is_exact = root.workflow in exact
+        if score == 0.0 and not boosts and not is_exact:
+            continue
+        candidates.append(
+            Candidate(
+                workflow=root.workflow,
+                score=round(score + sum(b.value for b in boosts), 6),
+                exact=is_exact,
+                lexical_rank=ranks.get("lexical"),
+                dense_rank=ranks.get("dense"),
+                boosts=boosts,
+                filtered=None if root.status == "active" else f"inactive:{root.status}",
+                cosine=None if dense_scores is None else round(float(dense_scores[i]), 4),
+                coverage=round(float(coverage[i]), 4),
+            )
+        )
+    # Exact matches first, then by score; ties by id so the same inputs always give the same packet.
+    candidates.sort(key=lambda c: (not c.exact, -c.score, c.workflow))
+    shown = tuple(candidates[:CANDIDATES_LIMIT])
+
+    if exact_active:
+        status = "selected" if len(exact_active) == 1 else "multi_workflow"
+        return Selection(status, tuple(exact_active), shown, ("exact id or alias",))
+
+    active = [c for c in candidates if c.filtered is None]
+    if not active:
+        return Selection("new_workflow_required", (), shown, ("no active root matched",))
+    best = active[0]
+    relevant = (best.cosine is not None and best.cosine >= DENSE_MIN_COSINE) or best.coverage >= LEXICAL_MIN_COVERAGE
+    if not relevant:
+        return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
+    if len(active) > 1:
+        second = active[1]
+        close_score = best.score - second.score < SELECT_MIN_MARGIN
+        close_dense = (
+            best.cosine is None or second.cosine is None or abs(best.cosine - second.cosine) < DENSE_AMBIGUITY_MARGIN
+        )
+        if close_score and close_dense:
+            return Selection("ambiguous", (), shown, ("top roots not separated",))
+    return Selection("selected", (best.workflow,), shown, ("fused ranking",))

@@ -1,0 +1,159 @@
+"""Code-aware tokenization shared by indexing and queries, so both sides always agree on terms.
+
+A *word* is a run of letters/digits, possibly joined by `_` or `-` (snake_case, kebab-case). Each
+word yields its *parts* (split at `_`/`-`, camelCase and acronym boundaries, and letter/digit
+boundaries) and, when it has more than one part, the *whole identifier*: the lower-cased word with its
+separators removed ("RefundService", "refund_service" and "refund-service" all give "refundservice"),
+so an exact identifier in a task matches strongly while its parts still match loosely. Every other
+character (spaces, `/`, `.`, `(`, quotes …) separates words, which splits paths into their segments.
+
+Then each term is case-folded, stopwords and single letters are dropped, over-long tokens are dropped,
+and ASCII words get a light suffix stripper (`stem`). The rules are deterministic and documented in
+docs/ranking.md ("Ranking primitives").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from functools import lru_cache
+
+from lamina.constants import TOKEN_MAX_CHARS
+
+# A word: alphanumeric runs joined by '_' or '-'. `[^\W_]` is "a letter or digit" in any script.
+_WORD_RE = re.compile(r"[^\W_]+(?:[_-]+[^\W_]+)*")
+_JOINERS_RE = re.compile(r"[_-]+")
+# ASCII case parts: an acronym before a capitalised word ("HTTPServer" -> HTTP, Server), a
+# (capitalised) lower-case run, a trailing acronym, or a digit run.
+_ASCII_PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+# Kept short on purpose: only words that carry no meaning in a task *or* in code. Words that can be
+# domain terms stay ("return", "order", "class", "new", "not", "no", "get", "set", "import").
+STOPWORDS: frozenset[str] = frozenset(
+    # English function words
+    "a an and are as at be been but by for from has have in into is it its of on or such than that the "
+    "their then there these they this to was were will with "
+    # code noise: receiver names, keywords and literals that appear in nearly every chunk
+    "self cls def elif args kwargs none null nil true false void var let const fn func".split()
+)
+
+_VOWELS = frozenset("aeiouy")
+# Doubled consonants undone after "-ed"/"-ing" ("shipped" -> ship). Not d, f, l, s, z: "added",
+# "staffed", "called", "passed", "buzzing" keep their double letter.
+_UNDOUBLE = frozenset("bgmnprt")
+
+
+def stem(term: str) -> str:
+    """A tiny deterministic suffix stripper for lower-case ASCII words; other terms are unchanged.
+
+    Aims at *consistency* (both sides of a match get the same stem), not at dictionary words:
+    "cache", "caches" -> "cach"; "placed", "place", "placing" -> "plac"; "shipped", "shipping",
+    "ships" -> "ship"; "policies", "policy" -> "policy"; "cancelled", "canceled" -> "cancel".
+    """
+    if not (term.isascii() and term.isalpha()):
+        return term
+    w = term
+    # 1. plurals
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith(("xes", "ches", "shes", "zzes")) and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith("s") and len(w) >= 4 and not w.endswith(("ss", "us", "is", "ias")):
+        w = w[:-1]
+    # 2. verb endings; the stem must keep a vowel ("string", "thing", "shed" stay whole)
+    if w.endswith("ied") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("ed") and not w.endswith("eed") and len(w) >= 4 and _has_vowel(w[:-2]):
+        w = _undouble(w[:-2])
+    elif w.endswith("ing") and len(w) >= 5 and _has_vowel(w[:-3]):
+        w = _undouble(w[:-3])
+    # 3. a final "e" goes everywhere, so "place"/"placed" and "cache"/"caches" meet
+    if w.endswith("e") and len(w) >= 3:
+        w = w[:-1]
+    # 4. long words lose one of a final "ll" ("cancelled" -> cancel, "install" -> instal)
+    if w.endswith("ll") and len(w) >= 6:
+        w = w[:-1]
+    return w
+
+
+def _has_vowel(s: str) -> bool:
+    return any(c in _VOWELS for c in s)
+
+
+def _undouble(s: str) -> str:
+    if len(s) >= 3 and s[-1] == s[-2] and s[-1] in _UNDOUBLE:
+        return s[:-1]
+    return s
+
+
+def _case_parts(segment: str) -> list[str]:
+    """Split one separator-free segment at case and letter/digit boundaries."""
+    if segment.isascii():
+        return _ASCII_PART_RE.findall(segment)
+    # Any script: same rules, by character class. Uncased letters (e.g. CJK) count as lower case.
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(segment)):
+        prev, cur = segment[i - 1], segment[i]
+        boundary = (
+            prev.isdigit() != cur.isdigit()
+            or (not prev.isupper() and not prev.isdigit() and cur.isupper())
+            or (prev.isupper() and cur.isupper() and i + 1 < len(segment) and segment[i + 1].islower())
+        )
+        if boundary:
+            parts.append(segment[start:i])
+            start = i
+    parts.append(segment[start:])
+    return parts
+
+
+def _keep(term: str) -> bool:
+    return (
+        0 < len(term) <= TOKEN_MAX_CHARS
+        and term not in STOPWORDS
+        and not (len(term) == 1 and not term.isdigit())
+    )
+
+
+@lru_cache(maxsize=1 << 18)
+def word_terms(word: str) -> tuple[str, ...]:
+    """The terms of one word (as matched by the word pattern): its parts, then the whole identifier."""
+    # A separator-free run longer than TOKEN_MAX_CHARS is a hash or an encoded blob: its pieces would
+    # be noise ("a1b2…" -> a, 1, b, 2, …), so it is dropped whole.
+    segments = [s for s in _JOINERS_RE.split(word) if 0 < len(s) <= TOKEN_MAX_CHARS]
+    raw_parts = [part for segment in segments for part in _case_parts(segment)]
+    folded = [part.casefold() for part in raw_parts]
+    terms = [stem(part) for part in folded if _keep(part)]
+    if len(folded) > 1:
+        whole = "".join(folded)
+        if len(whole) <= TOKEN_MAX_CHARS:
+            terms.append(stem(whole))
+    return tuple(terms)
+
+
+def _words(text: str) -> list[str]:
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)  # full-width letters, ligatures, composed accents
+    return _WORD_RE.findall(text)
+
+
+def tokenize(text: str) -> list[str]:
+    """All terms of `text`, in order, with repeats (the index side)."""
+    return [term for word in _words(text) for term in word_terms(word)]
+
+
+def count_terms(text: str) -> dict[str, int]:
+    """Term -> occurrences; equal to Counter(tokenize(text)), but each distinct word is split once."""
+    counts: dict[str, int] = {}
+    for word, n in Counter(_words(text)).items():
+        for term in word_terms(word):
+            counts[term] = counts.get(term, 0) + n
+    return counts
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct terms of a query, in first-seen order: a repeated word counts once (see bm25.py)."""
+    return list(dict.fromkeys(tokenize(text)))

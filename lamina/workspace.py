@@ -1,0 +1,143 @@
+"""Where Lamina keeps things for one repository (docs/on-disk-layout.md describes the same tree).
+
+    <git-common-dir>/lamina/            shared by every worktree of the repository, never tracked
+        secret                          32-byte key for graphd frames (0600)
+        product.lbug, index.lbug        the two Ladybug databases, opened only by graphd
+        store/cas.sqlite                content-addressed chunks and embeddings (CI-cacheable)
+        builds/<identity>/              per branch/worktree: shard manifests, doit state, last build
+    ${XDG_RUNTIME_DIR:-/tmp}/lamina-<uid>/<repo-hash>/   short private (0700) runtime directory:
+        graphd.sock, graphd.pid, graphd.lock, graphd.log
+
+The socket lives outside the repository because Unix socket paths are limited to ~108 bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+import blake3
+
+from lamina.errors import LaminaError
+from lamina.repo.git import RepoLocation, locate
+
+SECRET_BYTES = 32
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    common_dir: Path
+    data_dir: Path
+    store_dir: Path
+    run_dir: Path
+
+    @property
+    def product_db(self) -> Path:
+        return self.data_dir / "product.lbug"
+
+    @property
+    def index_db(self) -> Path:
+        return self.data_dir / "index.lbug"
+
+    @property
+    def secret_path(self) -> Path:
+        return self.data_dir / "secret"
+
+    @property
+    def socket_path(self) -> Path:
+        return self.run_dir / "graphd.sock"
+
+    @property
+    def pid_path(self) -> Path:
+        return self.run_dir / "graphd.pid"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.run_dir / "graphd.lock"
+
+    @property
+    def start_lock_path(self) -> Path:
+        return self.run_dir / "graphd.start.lock"
+
+    @property
+    def log_path(self) -> Path:
+        return self.run_dir / "graphd.log"
+
+    def build_dir(self, identity_key: str) -> Path:
+        return self.data_dir / "builds" / identity_key
+
+
+def private_dir(path: Path) -> Path:
+    """Create (or check) a directory only this user can enter."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    info = path.stat()
+    if info.st_uid != os.getuid():
+        raise LaminaError("LAMINA_GRAPHD_UNAVAILABLE", f"{path} belongs to another user; refusing to use it")
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+def runtime_base() -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
+    return Path(base) / f"lamina-{os.getuid()}"
+
+
+def workspace_for(location: RepoLocation, store_override: str | None = None) -> Workspace:
+    data_dir = location.common_dir / "lamina"
+    store = os.environ.get("LAMINA_STORE") or store_override
+    store_dir = Path(store).expanduser() if store else data_dir / "store"
+    if not store_dir.is_absolute():
+        store_dir = location.root / store_dir
+    repo_hash = blake3.blake3(str(location.common_dir).encode()).hexdigest()[:16]
+    return Workspace(
+        root=location.root,
+        common_dir=location.common_dir,
+        data_dir=data_dir,
+        store_dir=store_dir,
+        run_dir=runtime_base() / repo_hash,
+    )
+
+
+def open_workspace(start: Path, store_override: str | None = None) -> Workspace:
+    return workspace_for(locate(start), store_override)
+
+
+def ensure_dirs(ws: Workspace) -> None:
+    private_dir(ws.data_dir)
+    ws.store_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(runtime_base())
+    private_dir(ws.run_dir)
+
+
+def read_or_create_secret(ws: Workspace) -> bytes:
+    """The per-repository frame key: 32 random bytes in a 0600 file, created once."""
+    private_dir(ws.data_dir)
+    path = ws.secret_path
+    if not path.exists():
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, secrets.token_bytes(SECRET_BYTES))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # first writer wins; a racing second one keeps the first key
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    info = path.stat()
+    if stat.S_IMODE(info.st_mode) & 0o077:
+        raise LaminaError("LAMINA_GRAPHD_AUTH", f"{path} is readable by others; refusing to use it",
+                          f"chmod 600 {path}")
+    key = path.read_bytes()
+    if len(key) != SECRET_BYTES:
+        raise LaminaError("LAMINA_GRAPHD_AUTH", f"{path} does not hold a {SECRET_BYTES}-byte key",
+                          f"delete {path}; a new key is made on the next run")
+    return key

@@ -1,0 +1,120 @@
+"""Build rules: lamina.toml → doit tasks. The index is a build graph:
+
+    manifest ─► chunks:NN (one per shard) ─► embeddings:NN ─► generation (graphd commits + activates)
+             └► embeddings:workflows ───────────────────────┘
+
+File dependencies are small shard files derived from `git ls-files -s` blob ids, checked by md5, so an
+unchanged shard is up to date after a clone or cache restore and only the changed shards rerun. The real
+results live in the content-addressed store; doit's database only caches "what is up to date".
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from doit.tools import config_changed
+
+from lamina.index import worker
+from lamina.index.worker import WORKFLOWS, BuildContext, shard_names
+
+
+def _guard(ctx: BuildContext, step: Any, *args: Any) -> Any:
+    """doit swallows exceptions into its report; keep the typed error so the CLI can show its code."""
+
+    def action() -> bool:
+        try:
+            step(ctx, *args)
+        except BaseException as exc:
+            ctx.error = exc
+            return False
+        return True
+
+    return action
+
+
+def task_definitions(ctx: BuildContext) -> dict[str, Any]:
+    """The doit namespace (task_* generators and DOIT_CONFIG) for one branch/worktree identity."""
+    build = ctx.build_dir
+    files = [str(build / "files" / f"{s}.tsv") for s in shard_names()]
+    chunks = {s: str(build / "chunks" / f"{s}.jsonl") for s in [*shard_names(), WORKFLOWS]}
+    stamps = {s: str(build / "embedded" / f"{s}.ok") for s in [*shard_names(), WORKFLOWS]}
+
+    def task_manifest() -> dict[str, Any]:
+        """Select files from git and lamina.toml, shard them, load the product graph, write the manifest."""
+        return {
+            "actions": [_guard(ctx, worker.step_manifest)],
+            "targets": [*files, chunks[WORKFLOWS], str(build / "manifest.json")],
+            "uptodate": [False],  # cheap, and the only task that looks at the working tree
+            "verbosity": 0,
+        }
+
+    def task_chunks() -> Any:
+        """Chunk each shard's files with tree-sitter (reusing chunks of unchanged file contents)."""
+        for shard in shard_names():
+            yield {
+                "name": shard,
+                "actions": [_guard(ctx, worker.step_chunks, shard)],
+                "file_dep": [files[int(shard)]],
+                "targets": [chunks[shard]],
+                "uptodate": [config_changed({"chunker": worker.CHUNKER_VERSION})],
+            }
+
+    def task_embeddings() -> Any:
+        """Embed each shard's chunks whose (model, text) has no embedding in the store yet."""
+        for shard in [*shard_names(), WORKFLOWS]:
+            yield {
+                "name": shard,
+                "actions": [_guard(ctx, worker.step_embeddings, shard)],
+                "file_dep": [chunks[shard]],
+                "targets": [stamps[shard]],
+                "uptodate": [config_changed({"model": ctx.model_digest})],
+            }
+
+    def task_generation() -> dict[str, Any]:
+        """graphd's task: declare membership, upload missing versions, commit, activate if digests match."""
+        return {
+            "actions": [_guard(ctx, worker.step_generation)],
+            "file_dep": [str(build / "manifest.json"), *chunks.values(), *stamps.values()],
+            "uptodate": [lambda: _generation_current(ctx)],
+            "verbosity": 0,
+        }
+
+    return {
+        "task_manifest": task_manifest,
+        "task_chunks": task_chunks,
+        "task_embeddings": task_embeddings,
+        "task_generation": task_generation,
+        "DOIT_CONFIG": {
+            "default_tasks": ["generation"],
+            "backend": "sqlite3",
+            "dep_file": str(build / "doit.sqlite3"),
+            "check_file_uptodate": "md5",
+            "verbosity": 0,
+        },
+    }
+
+
+def _generation_current(ctx: BuildContext) -> bool:
+    """Up to date only when graphd's current generation is the one this build dir last activated
+    and it was built from exactly this fingerprint."""
+    active = worker.active_record(ctx.build_dir)
+    recorded = worker.read_json(ctx.build_dir / worker.FINGERPRINT_FILE)
+    if not active or not recorded or recorded.get("fingerprint") != ctx.fingerprint:
+        return False
+    try:
+        from lamina.graphd.client import connect
+
+        with connect(ctx.ws) as client:
+            return bool(client.call("gen.status", identity=ctx.identity.key)["generation"] == active["generation"])
+    except Exception:
+        return False
+
+
+def dodo_namespace(dodo_file: str) -> dict[str, Any]:
+    """What a repository's dodo.py exposes: the real graph for this worktree, under Lamina's lock."""
+    from lamina.index.build import context_for, hold_lock
+
+    ctx = context_for(Path(dodo_file).resolve().parent)
+    hold_lock(ctx, wait=True)  # held until the doit process exits
+    return task_definitions(ctx)

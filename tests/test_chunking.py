@@ -1,0 +1,552 @@
+"""chunk_file on small realistic sources of every supported language, and on bad input."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lamina.chunking import Chunk, chunk_file, language_for
+from lamina.constants import CHUNK_MAX_CHARS, CHUNK_MAX_LINES, CHUNK_WINDOW_OVERLAP
+
+
+def chunks_of(path: str, source: str) -> list[Chunk]:
+    return chunk_file(path, textwrap.dedent(source).lstrip("\n").encode())
+
+
+def outline(chunks: list[Chunk]) -> list[tuple[str, str, int, int]]:
+    return [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks]
+
+
+def symbols(chunks: list[Chunk]) -> dict[str, str]:
+    return {c.symbol: c.kind for c in chunks}
+
+
+PYTHON = '''
+"""Refunds."""
+
+import logging
+
+LOG = logging.getLogger(__name__)
+
+
+class RefundService:
+    """Issues refunds."""
+
+    limit = 100
+
+    def __init__(self, gateway):
+        self.gateway = gateway
+
+    # Refund a paid order.
+    @audited
+    def issue(self, order):
+        if order.paid:
+            return self.gateway.refund(order)
+        return None
+
+    class Policy:
+        def allows(self, order):
+            return True
+
+
+def helper(x):
+    def inner():
+        return x
+
+    return inner
+
+
+if __name__ == "__main__":
+    helper(1)
+'''
+
+
+def test_python_symbols_and_exact_lines() -> None:
+    chunks = chunks_of("shop/refunds.py", PYTHON)
+    assert outline(chunks) == [
+        ("<module>", "module", 1, 36),
+        ("RefundService", "class", 8, 25),
+        ("RefundService.__init__", "method", 13, 14),
+        ("RefundService.issue", "method", 16, 21),  # its comment and decorator included
+        ("RefundService.Policy", "class", 23, 25),
+        ("RefundService.Policy.allows", "method", 24, 25),
+        ("helper", "function", 28, 32),  # `inner` stays inside: no symbols within functions
+    ]
+    assert all(c.language == "python" and c.part == 0 for c in chunks)
+    by_symbol = {c.symbol: c for c in chunks}
+    module = by_symbol["<module>"].text
+    assert "import logging" in module and 'if __name__ == "__main__":' in module
+    assert "def helper" not in module and "class RefundService" not in module
+    # The class chunk: header, docstring, fields and member signatures, never member bodies.
+    service = by_symbol["RefundService"].text
+    assert "limit = 100" in service and "def issue(self, order):" in service
+    assert "self.gateway.refund" not in service
+    issue = by_symbol["RefundService.issue"].text
+    assert issue.splitlines()[:3] == ["    # Refund a paid order.", "    @audited", "    def issue(self, order):"]
+
+
+TYPESCRIPT = """
+import { Gateway } from "./gateway";
+
+export interface Refund {
+  id: string;
+}
+
+export class RefundService {
+  private limit = 100;
+
+  constructor(private gateway: Gateway) {}
+
+  /** Refund a paid order. */
+  async issue(order: Order): Promise<Refund> {
+    return this.gateway.refund(order);
+  }
+
+  handle = (e: Event) => {
+    console.log(e);
+  };
+}
+
+export const makeService = (g: Gateway) => new RefundService(g);
+
+export enum Status {
+  Open,
+  Done,
+}
+
+namespace Billing {
+  export function total(): number {
+    return 0;
+  }
+}
+"""
+
+
+def test_typescript_symbols_and_exact_lines() -> None:
+    chunks = chunks_of("src/refunds.ts", TYPESCRIPT)
+    assert outline(chunks) == [
+        ("<module>", "module", 1, 33),
+        ("Refund", "interface", 3, 5),
+        ("RefundService", "class", 7, 20),
+        ("RefundService.constructor", "method", 10, 10),
+        ("RefundService.issue", "method", 12, 15),
+        ("RefundService.handle", "method", 17, 19),
+        ("makeService", "function", 22, 22),
+        ("Status", "enum", 24, 27),
+        ("Billing.total", "function", 30, 32),
+    ]
+    assert {c.language for c in chunks} == {"typescript"}
+
+
+def test_tsx_component() -> None:
+    source = """
+    export function Button({ label }: Props) {
+      return <button>{label}</button>;
+    }
+    """
+    chunks = chunks_of("ui/Button.tsx", source)
+    assert outline(chunks) == [("Button", "function", 1, 3)]
+    assert chunks[0].language == "tsx"
+
+
+def test_javascript() -> None:
+    source = """
+    const express = require("express");
+
+    class Router {
+      route(path) {
+        return path;
+      }
+    }
+
+    function* ids() {
+      yield 1;
+    }
+
+    module.exports = { Router };
+    """
+    chunks = chunks_of("lib/router.js", source)
+    assert symbols(chunks) == {
+        "<module>": "module",
+        "Router": "class",
+        "Router.route": "method",
+        "ids": "function",
+    }
+
+
+def test_go() -> None:
+    source = """
+    package shop
+
+    // Cart holds items.
+    type Cart struct {
+    	items []Item
+    }
+
+    type Store interface {
+    	Get(id string) (*Cart, error)
+    }
+
+    func (c *Cart) Add(item Item) {
+    	c.items = append(c.items, item)
+    }
+
+    func New() *Cart {
+    	return &Cart{}
+    }
+    """
+    chunks = chunks_of("shop/cart.go", source)
+    assert outline(chunks) == [
+        ("<module>", "module", 1, 1),
+        ("Cart", "struct", 3, 6),
+        ("Store", "interface", 8, 10),
+        ("Cart.Add", "method", 12, 14),
+        ("New", "function", 16, 18),
+    ]
+
+
+def test_rust() -> None:
+    source = """
+    use std::fmt;
+
+    /// A cart.
+    #[derive(Debug)]
+    pub struct Cart {
+        items: Vec<Item>,
+    }
+
+    impl Cart {
+        pub fn add(&mut self, item: Item) {
+            self.items.push(item);
+        }
+    }
+
+    impl fmt::Display for Cart {
+        fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            write!(f, "cart")
+        }
+    }
+
+    pub trait Store {
+        fn get(&self) -> Cart;
+    }
+
+    pub enum Status { Open, Done }
+
+    mod tests {
+        fn check() {}
+    }
+    """
+    chunks = chunks_of("src/cart.rs", source)
+    assert outline(chunks)[1:] == [
+        ("Cart", "struct", 3, 7),  # doc comment and attribute included
+        ("Cart", "impl", 9, 13),
+        ("Cart.add", "method", 10, 12),
+        ("Cart", "impl", 15, 19),
+        ("Cart.fmt", "method", 16, 18),
+        ("Store", "trait", 21, 23),
+        ("Status", "enum", 25, 25),
+        ("tests.check", "function", 28, 28),
+    ]
+
+
+def test_java() -> None:
+    source = """
+    package com.shop;
+
+    public class Cart {
+      private int size;
+
+      public Cart() {}
+
+      @Override
+      public String toString() {
+        return "cart";
+      }
+
+      enum Status { OPEN; boolean open() { return true; } }
+
+      interface Listener { void changed(); }
+    }
+    """
+    chunks = chunks_of("src/Cart.java", source)
+    assert symbols(chunks) == {
+        "<module>": "module",
+        "Cart": "class",
+        "Cart.Cart": "method",
+        "Cart.toString": "method",
+        "Cart.Status": "enum",
+        "Cart.Status.open": "method",
+        "Cart.Listener": "interface",
+    }
+    to_string = next(c for c in chunks if c.symbol == "Cart.toString")
+    assert (to_string.start_line, to_string.end_line) == (8, 11)
+
+
+def test_c() -> None:
+    source = """
+    #include <stdio.h>
+
+    struct point { int x; int y; };
+
+    typedef enum { RED, GREEN } color;
+
+    static int add(int a, int b) {
+      return a + b;
+    }
+    """
+    chunks = chunks_of("src/math.c", source)
+    assert outline(chunks) == [
+        ("<module>", "module", 1, 1),
+        ("point", "struct", 3, 3),
+        ("color", "enum", 5, 5),
+        ("add", "function", 7, 9),
+    ]
+
+
+def test_cpp() -> None:
+    source = """
+    namespace shop {
+    namespace detail {
+
+    template <typename T>
+    class Cart {
+     public:
+      int size() const { return n_; }
+      void add(T item);
+     private:
+      int n_ = 0;
+    };
+
+    }  // namespace detail
+
+    void detail::Cart<int>::add(int item) { n_ += item; }
+
+    }  // namespace shop
+    """
+    chunks = chunks_of("src/cart.cpp", source)
+    assert symbols(chunks) == {
+        "<module>": "module",
+        "shop.detail.Cart": "class",
+        "shop.detail.Cart.size": "method",
+        "shop.detail.Cart.add": "method",  # out-of-line definition, qualified by its own name
+    }
+    cart = next(c for c in chunks if c.symbol == "shop.detail.Cart")
+    assert (cart.start_line, cart.end_line) == (4, 11)  # the template line belongs to the class
+
+
+def test_csharp_block_and_file_scoped_namespaces() -> None:
+    block = """
+    namespace Shop.Core {
+      public class Cart {
+        public int Count { get; set; }
+        public void Add(Item item) { Count++; }
+      }
+      public interface IStore { Cart Get(); }
+      public struct Point { public int X; }
+      public enum Status { Open }
+    }
+    """
+    assert symbols(chunks_of("Cart.cs", block)) == {
+        "<module>": "module",
+        "Shop.Core.Cart": "class",
+        "Shop.Core.Cart.Add": "method",
+        "Shop.Core.IStore": "interface",
+        "Shop.Core.Point": "struct",
+        "Shop.Core.Status": "enum",
+    }
+    file_scoped = """
+    namespace Shop.Core;
+
+    public class Cart {
+      public void Add(Item item) { }
+    }
+    """
+    assert symbols(chunks_of("Cart.cs", file_scoped)) == {
+        "<module>": "module",
+        "Shop.Core.Cart": "class",
+        "Shop.Core.Cart.Add": "method",
+    }
+
+
+def test_ruby() -> None:
+    source = """
+    module Shop
+      class Cart < Base
+        def add(item)
+          items << item
+        end
+
+        def self.build
+          new
+        end
+      end
+
+      def self.version
+        "1"
+      end
+    end
+    """
+    chunks = chunks_of("lib/shop/cart.rb", source)
+    assert outline(chunks) == [
+        ("<module>", "module", 1, 15),
+        ("Shop.Cart", "class", 2, 10),
+        ("Shop.Cart.add", "method", 3, 5),
+        ("Shop.Cart.build", "method", 7, 9),
+        ("Shop.version", "method", 12, 14),
+    ]
+
+
+def test_markdown_sections_follow_heading_paths() -> None:
+    source = """
+    Intro text.
+
+    # Install
+
+    Run it.
+
+    ```sh
+    # not a heading
+    ```
+
+    ## Linux
+
+    apt install.
+
+    ## macOS
+
+    brew install.
+
+    # Usage
+    Go.
+    """
+    chunks = chunks_of("README.md", source)
+    assert outline(chunks) == [
+        ("<file>", "section", 1, 1),
+        ("Install", "section", 3, 10),
+        ("Install > Linux", "section", 11, 14),
+        ("Install > macOS", "section", 15, 18),
+        ("Usage", "section", 19, 20),
+    ]
+
+
+def test_toml_tables_and_yaml_keys() -> None:
+    toml = """
+    title = "x"
+
+    # The index.
+    [index]
+    include = ["**/*"]
+
+    [[workflow.operations]]
+    id = "a"
+    """
+    assert outline(chunks_of("lamina.toml", toml)) == [
+        ("<file>", "section", 1, 1),
+        ("index", "section", 3, 5),
+        ("workflow.operations", "section", 7, 8),
+    ]
+    yaml = """
+    name: ci
+    on:
+      push: {}
+    jobs:
+      test:
+        runs-on: ubuntu
+    """
+    assert outline(chunks_of(".github/workflows/ci.yml", yaml)) == [
+        ("name", "section", 1, 1),
+        ("on", "section", 2, 3),
+        ("jobs", "section", 4, 6),
+    ]
+
+
+def test_other_text_is_line_windows() -> None:
+    data = "".join(f"line {i}\n" for i in range(1, 201)).encode()
+    chunks = chunk_file("notes/log.txt", data)
+    step = CHUNK_MAX_LINES - CHUNK_WINDOW_OVERLAP
+    assert [(c.start_line, c.end_line, c.part) for c in chunks] == [
+        (1, CHUNK_MAX_LINES, 0),
+        (1 + step, step + CHUNK_MAX_LINES, 1),
+        (1 + 2 * step, 200, 2),
+    ]
+    assert {(c.symbol, c.kind, c.language) for c in chunks} == {("<file>", "section", "text")}
+
+
+def test_a_long_function_is_split_into_overlapping_windows() -> None:
+    body = "".join(f"    x{i} = {i}\n" for i in range(200))
+    source = f"def long_one():\n{body}    return x0\n"
+    chunks = chunk_file("big.py", source.encode())
+    assert all(c.symbol == "long_one" and c.kind == "function" for c in chunks)
+    assert [c.part for c in chunks] == [0, 1, 2]
+    assert chunks[0].start_line == 1 and chunks[-1].end_line == 202
+    for before, after in zip(chunks, chunks[1:], strict=False):
+        assert after.start_line == before.end_line - CHUNK_WINDOW_OVERLAP + 1
+    assert all(len(c.text.splitlines()) <= CHUNK_MAX_LINES for c in chunks)
+
+
+def test_invalid_utf8_is_replaced_not_fatal() -> None:
+    data = b"def caf\xe9():\n    return '\xff\xfe'\n"
+    chunks = chunk_file("bad.py", data)
+    assert len(chunks) == 1 and "\ufffd" in chunks[0].text
+    assert chunks[0].kind == "function"
+
+
+def test_minified_javascript_does_not_make_a_gigantic_chunk() -> None:
+    data = ("function a(){return 1}var b=" + "1+" * 500_000 + "1;").encode()  # one 1 MB line
+    chunks = chunk_file("dist2/app.js", data)
+    assert chunks and all(len(c.text) <= CHUNK_MAX_CHARS for c in chunks)
+    assert [(c.symbol, c.start_line, c.end_line) for c in chunks] == [("<file>", 1, 1)]
+
+
+def test_unparsable_code_falls_back_to_line_windows() -> None:
+    data = b"this is ) not ( python {{{ at all\n" * 30
+    chunks = chunk_file("broken.py", data)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks] == [("<file>", "section", 1, 30)]
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"\n\n   \n", b"\x00\x01\x02\xff" * 100, b"\xef\xbb\xbfx = 1\r\ny = 2\r\n"]
+)
+def test_odd_input_never_raises(data: bytes) -> None:
+    for path in ("a.py", "a.ts", "a.md", "a.yaml", "a.toml", "a.bin", "a.rs"):
+        for chunk in chunk_file(path, data):
+            assert chunk.start_line <= chunk.end_line and "\r" not in chunk.text
+
+
+def test_output_is_deterministic_and_ordered() -> None:
+    first = chunks_of("shop/refunds.py", PYTHON)
+    assert first == chunks_of("shop/refunds.py", PYTHON)
+    assert first == sorted(first, key=lambda c: (c.start_line, c.part, -c.end_line))
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("a/b.py", "python"),
+        ("x.tsx", "tsx"),
+        ("x.mjs", "javascript"),
+        ("x.h", "cpp"),
+        ("Gemfile", "ruby"),
+        ("README.MD", "markdown"),
+        ("ci.yml", "yaml"),
+        ("notes.txt", None),
+        ("Makefile", None),
+    ],
+)
+def test_language_for(path: str, language: str | None) -> None:
+    assert language_for(path) == language
+
+
+def test_every_line_of_this_project_lands_in_a_chunk() -> None:
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted((root / "lamina").rglob("*.py")):
+        lines = path.read_text().splitlines()
+        chunks = chunk_file(str(path), path.read_bytes())
+        covered: set[int] = set()
+        for chunk in chunks:
+            covered.update(range(chunk.start_line, chunk.end_line + 1))
+        missing = [n for n, line in enumerate(lines, 1) if line.strip() and n not in covered]
+        assert not missing, f"{path}: lines {missing[:5]} in no chunk"
