@@ -151,21 +151,33 @@ def start_graphd(ws: Workspace, idle_timeout: float | None = None) -> int:
     return proc.pid
 
 
+def _try_client(ws: Workspace, key: bytes) -> GraphdClient | None:
+    """A client on a daemon that greets us; None when nothing (or a dying daemon) is listening."""
+    sock = _try_connect(ws)
+    if sock is None:
+        return None
+    try:
+        return GraphdClient(ws, key, sock)
+    except (ConnectionResetError, EOFError, BrokenPipeError):
+        sock.close()
+        return None
+
+
 def connect(ws: Workspace, autostart: bool = True, idle_timeout: float | None = None) -> GraphdClient:
     ensure_dirs(ws)
     key = read_or_create_secret(ws)
-    sock = _try_connect(ws)
-    if sock is None and autostart:
+    client = _try_client(ws, key)
+    if client is None and autostart:
         with _start_lock(ws):
-            sock = _try_connect(ws)
-            if sock is None:
+            client = _try_client(ws, key)
+            if client is None:
                 clean_stale(ws)
                 start_graphd(ws, idle_timeout)
-                sock = _try_connect(ws)
-    if sock is None:
+                client = _try_client(ws, key)
+    if client is None:
         raise LaminaError("LAMINA_GRAPHD_UNAVAILABLE", "graphd is not running",
                           "Any `lamina` command that needs it starts it; see `lamina graphd status`.")
-    return GraphdClient(ws, key, sock)
+    return client
 
 
 def status(ws: Workspace) -> dict[str, Any] | None:
