@@ -34,7 +34,9 @@ MAC_BYTES = 32
 NONCE_BYTES = 16
 GRAPHD_IDLE_TIMEOUT_SECONDS = 3 * 60 * 60
 GRAPHD_START_TIMEOUT_SECONDS = 30.0
-UPLOAD_BATCH_ROWS = 5_000  # document versions per upload frame
+UPLOAD_BATCH_ROWS = 10_000  # document versions per upload frame (one index transaction each)
+INDEX_BUFFER_POOL_BYTES = 256 * 1024 * 1024  # Ladybug buffer pool of the index database
+PRODUCT_BUFFER_POOL_BYTES = 128 * 1024 * 1024
 
 # --- Ranking -------------------------------------------------------------------------------------
 RRF_K = 60  # reciprocal-rank fusion: score = sum 1 / (RRF_K + rank)

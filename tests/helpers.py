@@ -53,7 +53,7 @@ def synthetic_versions(n: int, dim: int = 8, seed: int = 0, prefix: str = "f") -
         "language": ["python"] * n, "start_line": list(range(n)), "end_line": [i + 1 for i in range(n)],
         "part": [0] * n, "text_digest": digests, "meta": [""] * n,
         "emb_key": [embedding_key("model", d) for d in digests], "text": texts,
-        "vector": pa.array(vecs.tolist(), type=pa.list_(pa.float32())),
+        "vector": pa.array([v.astype("<f4").tobytes() for v in vecs], type=pa.binary()),
     }  # fmt: skip
     return pa.table(rows)
 

@@ -84,7 +84,11 @@ def test_python_symbols_and_exact_lines() -> None:
     assert "limit = 100" in service and "def issue(self, order):" in service
     assert "self.gateway.refund" not in service
     issue = by_symbol["RefundService.issue"].text
-    assert issue.splitlines()[:3] == ["    # Refund a paid order.", "    @audited", "    def issue(self, order):"]
+    assert issue.splitlines()[:3] == [
+        "    # Refund a paid order.",
+        "    @audited",
+        "    def issue(self, order):",
+    ]
 
 
 TYPESCRIPT = """
@@ -182,19 +186,19 @@ def test_go() -> None:
 
     // Cart holds items.
     type Cart struct {
-    	items []Item
+        items []Item
     }
 
     type Store interface {
-    	Get(id string) (*Cart, error)
+        Get(id string) (*Cart, error)
     }
 
     func (c *Cart) Add(item Item) {
-    	c.items = append(c.items, item)
+        c.items = append(c.items, item)
     }
 
     func New() *Cart {
-    	return &Cart{}
+        return &Cart{}
     }
     """
     chunks = chunks_of("shop/cart.go", source)
@@ -425,9 +429,9 @@ def test_markdown_sections_follow_heading_paths() -> None:
     chunks = chunks_of("README.md", source)
     assert outline(chunks) == [
         ("<file>", "section", 1, 1),
-        ("Install", "section", 3, 10),
-        ("Install > Linux", "section", 11, 14),
-        ("Install > macOS", "section", 15, 18),
+        ("Install", "section", 3, 9),  # the "# not a heading" inside the code fence is no heading
+        ("Install > Linux", "section", 11, 13),  # trailing blank lines are trimmed
+        ("Install > macOS", "section", 15, 17),
         ("Usage", "section", 19, 20),
     ]
 

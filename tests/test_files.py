@@ -79,10 +79,12 @@ def test_selection_lists_exactly_the_indexable_files(repo: Path) -> None:
     ]
     assert dict(selection.skipped) == {
         "binary": 1,
-        "submodule": 1,
-        "symlink": 2,
         "too_large": 1,
-        "vendored_or_generated": 2,
+        "symlink": 2,
+        "submodule": 1,
+        "excluded": 0,
+        "vendored_or_generated": 2,  # node_modules/ and the generated-marker file
+        "unreadable": 0,
     }
 
 

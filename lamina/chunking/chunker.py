@@ -68,9 +68,20 @@ class _Symbol:
 
 # Function-like expressions: never searched for declarations (their insides are not the file's API).
 _OPAQUE = frozenset(
-    {"arrow_function", "function_expression", "function", "generator_function", "lambda", "closure_expression"}
+    {
+        "arrow_function",
+        "function_expression",
+        "function",
+        "generator_function",
+        "lambda",
+        "closure_expression",
+    }
 )
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+# Declarations that are symbols only with a body (Java/C#/Go/TS abstract, interface or extern ones).
+_BODY_REQUIRED = frozenset(
+    {"method_declaration", "constructor_declaration", "destructor_declaration", "function_declaration"}
+)
 _C_NAME_TYPES = frozenset(
     {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name"}
 )
@@ -122,8 +133,9 @@ _PARSERS = threading.local()  # tree-sitter parsers are not thread-safe: one set
 
 
 def _parser(grammar: str) -> Parser:
-    cache: dict[str, Parser] = getattr(_PARSERS, "cache", None) or {}
-    _PARSERS.cache = cache
+    cache: dict[str, Parser] | None = getattr(_PARSERS, "cache", None)
+    if cache is None:
+        cache = _PARSERS.cache = {}
     if grammar not in cache:
         cache[grammar] = get_parser(grammar)  # type: ignore[arg-type]
     return cache[grammar]
@@ -187,9 +199,7 @@ def _emit_symbols(
             _emit_symbols(path, language, sym.members, lines, out)
         else:
             rows = list(range(sym.start, sym.end + 1))
-        out.extend(
-            _window_chunks(path, language, sym.name, sym.kind, rows, lines, span=(sym.start, sym.end))
-        )
+        out.extend(_window_chunks(path, language, sym.name, sym.kind, rows, lines, span=(sym.start, sym.end)))
 
 
 def _covered_rows(symbols: Iterable[_Symbol]) -> set[int]:
@@ -243,7 +253,7 @@ def _make_symbol(
         kind = "method" if in_type or "." in local else "function"
     qualified = ".".join((*scope, local))
     outer = node
-    while outer.parent is not None and outer.parent.type in code.wrappers:
+    while outer.parent is not None and _wraps_only(outer.parent, code):
         outer = outer.parent
     start = _leading_start(outer, code, lines)
     members: tuple[_Symbol, ...] = ()
@@ -252,6 +262,11 @@ def _make_symbol(
         members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
     end = min(_end_row(outer), len(lines) - 1)
     return _Symbol(name=qualified, kind=kind, start=start, end=end, head=head, members=members)
+
+
+def _wraps_only(parent: Node, code: CodeLanguage) -> bool:
+    """A wrapper (`export`, decorators, `template<>`, Go's `type`) of exactly one declaration."""
+    return parent.type in code.wrappers and sum(c.type in code.symbols for c in parent.named_children) == 1
 
 
 def _leading_start(outer: Node, code: CodeLanguage, lines: list[str]) -> int:
@@ -274,6 +289,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
     kind: str | None = None
     name_node: Node | None
     t = node.type
+    if t in _BODY_REQUIRED and node.child_by_field_name("body") is None:
+        return None  # an abstract or interface method: a line of its type's chunk, not a chunk
     if t in ("lexical_declaration", "variable_declaration"):
         name_node = next(
             (
@@ -287,7 +304,7 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         if not _is_function_value(node.child_by_field_name("value")):
             return None
         name_node = node.child_by_field_name("property") or node.child_by_field_name("name")
-    elif t == "function_definition" and code.grammar in ("c", "cpp"):  # C, C++: the name sits at the bottom of a declarator chain
+    elif t == "function_definition" and code.grammar in ("c", "cpp"):  # name: end of a declarator chain
         name_node = _c_declarator_name(node)
     elif t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
         if node.child_by_field_name("body") is None:

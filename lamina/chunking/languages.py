@@ -85,6 +85,7 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
             "method_declaration": _F,  # qualified by its receiver type
             "type_spec": SymbolRule("struct", LEAF),  # struct or interface by its type; others skipped
         },
+        wrappers=frozenset({"type_declaration"}),  # `type X struct` (not a grouped `type ( … )`)
     ),
     "rust": CodeLanguage(
         grammar="rust",

@@ -26,7 +26,9 @@ from lamina.index.membership import membership_digest
 SCHEMA = [
     "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
     "CREATE NODE TABLE IF NOT EXISTS Text(digest STRING PRIMARY KEY, text STRING)",
-    "CREATE NODE TABLE IF NOT EXISTS Embedding(key STRING PRIMARY KEY, vector FLOAT[])",
+    # Vectors are raw little-endian float32 BLOBs: 30% faster to COPY and 2.5x faster to read than FLOAT[],
+    # and FLOAT[384] crashes real_ladybug 0.15.3 on COPY (bench/graphd.py, docs/architecture.md).
+    "CREATE NODE TABLE IF NOT EXISTS Embedding(key STRING PRIMARY KEY, vector BLOB)",
     "CREATE NODE TABLE IF NOT EXISTS DocVersion(id STRING PRIMARY KEY, kind STRING, path STRING, "
     "symbol STRING, symbol_kind STRING, language STRING, start_line INT64, end_line INT64, part INT64, "
     "text_digest STRING, emb_key STRING, meta STRING)",
@@ -144,7 +146,7 @@ class IndexStore:
                 self.conn.execute("COPY Text FROM $t", {"t": t})
             if emb_idx:
                 idx = list(emb_idx.values())
-                e = pa.table({"key": list(emb_idx), "vector": vectors.take(idx).cast(pa.list_(pa.float32()))})
+                e = pa.table({"key": list(emb_idx), "vector": vectors.take(idx).cast(pa.binary())})
                 self.conn.execute("COPY Embedding FROM $t", {"t": e})
             v = table.select(list(VERSION_COLUMNS))
             self.conn.execute("COPY DocVersion FROM $t", {"t": v})

@@ -22,7 +22,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lamina.constants import GRAPHD_IDLE_TIMEOUT_SECONDS
+from lamina.constants import GRAPHD_IDLE_TIMEOUT_SECONDS, INDEX_BUFFER_POOL_BYTES, PRODUCT_BUFFER_POOL_BYTES
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
 from lamina.workspace import Workspace, ensure_dirs, open_workspace, read_or_create_secret
@@ -69,8 +69,9 @@ class GraphDaemon:
         self.db_lock = threading.RLock()  # one writer/reader at a time on the databases
         self.stopping = threading.Event()
         self.workers: list[threading.Thread] = []
-        self.product_db = lb.Database(str(ws.product_db))
-        self.index_db = lb.Database(str(ws.index_db))
+        # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
+        self.product_db = lb.Database(str(ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
+        self.index_db = lb.Database(str(ws.index_db), buffer_pool_size=INDEX_BUFFER_POOL_BYTES)
         self.product = ProductStore(lb.Connection(self.product_db))
         self.index = IndexStore(lb.Connection(self.index_db))
         abandoned = self.index.abandon_pending("graphd restarted while the generation was pending")

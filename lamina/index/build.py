@@ -104,6 +104,7 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     from rules import task_definitions
 
     started = time.monotonic()
+    ctx.build_dir.mkdir(parents=True, exist_ok=True)
     namespace = task_definitions(ctx)
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": ZeroReporter}
     ctx.error = None

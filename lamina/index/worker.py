@@ -263,7 +263,7 @@ def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
     }  # fmt: skip
     columns["emb_key"] = keys
     columns["text"] = [texts[r["text_digest"]] for r in records]
-    vector_col = pa.array([vectors[k].tolist() if k else None for k in keys], type=pa.list_(pa.float32()))
+    vector_col = pa.array([vectors[k].astype("<f4").tobytes() if k else None for k in keys], type=pa.binary())
     return pa.table({**columns, "vector": vector_col})
 
 

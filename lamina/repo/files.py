@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 import pathspec
 
@@ -50,7 +49,7 @@ class SourceFile:
 @dataclass(frozen=True)
 class FileSelection:
     files: tuple[SourceFile, ...]  # sorted by path
-    skipped: Mapping[str, int]  # reason (one of SKIP_REASONS) -> count
+    skipped: Mapping[str, int]  # reason -> count, for every reason in SKIP_REASONS (read-only by contract)
 
 
 @dataclass(frozen=True)
@@ -108,7 +107,9 @@ def select_files(repo_root: Path, config: Config) -> FileSelection:
             reason = outcome
         skipped[reason] += 1
     files.sort(key=lambda f: f.path)
-    return FileSelection(files=tuple(files), skipped=MappingProxyType(dict(sorted(skipped.items()))))
+    # Every reason is present (zero or not) so that reports have a stable shape; a plain dict (not a
+    # mappingproxy) so that a selection pickles and serialises to JSON.
+    return FileSelection(files=tuple(files), skipped={reason: skipped[reason] for reason in SKIP_REASONS})
 
 
 def _path_skip_reason(

@@ -35,9 +35,11 @@ class GenerationState:
 
 
 def _matrix(vectors: list[Any]) -> np.ndarray | None:
+    """Stack raw float32 BLOBs into one C-contiguous (n, dim) matrix; None when any is missing."""
     if not vectors or any(v is None for v in vectors):
         return None
-    return np.ascontiguousarray(np.asarray(vectors, dtype=np.float32))
+    flat = np.frombuffer(b"".join(vectors), dtype="<f4")
+    return np.ascontiguousarray(flat.reshape(len(vectors), -1), dtype=np.float32)
 
 
 def load_state(index: Any, generation: str) -> GenerationState:
@@ -106,6 +108,10 @@ class RetrievalService:
 
     def embed_query(self, text: str, state: GenerationState) -> tuple[np.ndarray | None, LaminaError | None]:
         """The task's embedding, or why dense retrieval is unavailable (never raises for that)."""
+        if not state.model_digest:
+            return None, LaminaError(
+                "LAMINA_RETRIEVAL_INTEGRITY", "this generation was built without a runtime (lexical only)"
+            )
         if self._embedder is None:
             try:
                 from lamina.runtime.embedder import load_embedder

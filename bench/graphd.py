@@ -1,0 +1,124 @@
+"""graphd: upload + commit + activate of a large generation, closure latency, memory at rest.
+
+Run: .venv/bin/python bench/graphd.py [--chunks 50000] [--quick]
+Uses a real graphd process over its real socket on a temporary git repository. Baselines, measured in the
+same run: writing the same Arrow table straight into a fresh Ladybug table (no protocol, no checks), and
+a `ping` round trip. Final line: JSON {"bench": "graphd", "figures": [...]}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util  # noqa: F401  (real_ladybug needs it before Arrow parameters)
+import io
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.graph_closure import generate_graph_files  # noqa: E402
+from lamina.graphd.client import connect, stop  # noqa: E402
+from lamina.index.membership import membership_digest  # noqa: E402
+from lamina.workspace import open_workspace  # noqa: E402
+from tests.helpers import make_repo, synthetic_versions  # noqa: E402
+
+UPLOAD_TARGET_S = 10.0
+
+
+def figure(name: str, value: float, unit: str, baseline: float | None = None, target: str = "") -> dict:
+    ratio = round(value / baseline, 3) if baseline else None
+    return {"name": name, "value": round(value, 4), "unit": unit, "baseline": baseline and round(baseline, 4),
+            "ratio": ratio, "target": target}
+
+
+def arrow_bytes(table: pa.Table) -> int:
+    sink = io.BytesIO()
+    with pa.ipc.new_stream(sink, table.schema) as w:
+        w.write_table(table)
+    return len(sink.getvalue())
+
+
+def direct_copy_seconds(table: pa.Table, tmp: Path) -> float:
+    import real_ladybug as lb
+
+    db = lb.Database(str(tmp / "direct.lbug"))
+    conn = lb.Connection(db)
+    conn.execute("CREATE NODE TABLE V(id STRING PRIMARY KEY, text STRING, vector BLOB)")
+    t = table.select(["id", "text", "vector"])
+    start = time.perf_counter()
+    conn.execute("COPY V FROM $t", {"t": t})
+    return time.perf_counter() - start
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--chunks", type=int, default=50_000)
+    parser.add_argument("--workflows", type=int, default=300)
+    parser.add_argument("--quick", action="store_true", help="10,000 chunks, fewer closure queries")
+    args = parser.parse_args()
+    n = 10_000 if args.quick else args.chunks
+    figures = []
+    with tempfile.TemporaryDirectory() as tmpdir:
+        tmp = Path(tmpdir)
+        repo = make_repo(tmp / "repo")
+        ws = open_workspace(repo)
+        table = synthetic_versions(n, dim=384, seed=3)
+        ids = table.column("id").to_pylist()
+        count, digest = membership_digest(ids)
+        batch = 10_000
+        wire = arrow_bytes(table)
+        try:
+            with connect(ws) as client:
+                version = client.call("graph.import", files=generate_graph_files(args.workflows))["graph_version"]
+                ping = []
+                for _ in range(50):
+                    t0 = time.perf_counter()
+                    client.call("ping")
+                    ping.append(time.perf_counter() - t0)
+                start = time.perf_counter()
+                gen = client.call("gen.begin", identity="bench", manifest={"graph_version": version},
+                                  expected_count=count, expected_digest=digest)["generation"]
+                client.call_table("gen.members", pa.table({"id": ids}), generation=gen)
+                frames = 2
+                for i in range(0, n, batch):
+                    client.call_table("index.put", table.slice(i, batch))
+                    frames += 1
+                upload = time.perf_counter() - start
+                t0 = time.perf_counter()
+                client.call("gen.commit", generation=gen)
+                commit = time.perf_counter() - t0
+                total = time.perf_counter() - start
+                pid = client.call("ping")["pid"]
+                rest = rss_mb(pid)
+        finally:
+            stop(ws)
+        direct = direct_copy_seconds(table, tmp)
+    figures.append(figure(f"upload+commit+activate {n} chunks (384-d)", total, "s", direct,
+                          f"<= {UPLOAD_TARGET_S} s at 50k"))
+    figures.append(figure("  of which upload", upload, "s"))
+    figures.append(figure("  of which commit+activate (+gc)", commit, "s"))
+    figures.append(figure("upload throughput", wire / 1e6 / upload, "MB/s"))
+    figures.append(figure("upload frames", frames / upload, "frames/s"))
+    figures.append(figure("ping round trip p50", statistics.median(ping) * 1000, "ms"))
+    figures.append(figure(f"graphd RSS at rest holding {n} chunks", rest, "MB"))
+    for f in figures:
+        base = f" (baseline {f['baseline']}, ratio {f['ratio']})" if f["baseline"] else ""
+        print(f"{f['name']}: {f['value']} {f['unit']}{base}")
+    print(json.dumps({"bench": "graphd", "figures": figures}))
+
+
+if __name__ == "__main__":
+    main()
