@@ -27,18 +27,36 @@ def generate_graph_files(workflows: int = 300, seed: int = 7, files: int = 10) -
     """A deterministic, valid, realistically connected graph split over `files` TOML files."""
     rng = random.Random(seed)
     n_actors, n_personas, n_entities, n_surfaces = 60, 100, 150, 40
-    tables: dict[str, list[dict[str, Any]]] = {k: [] for k in
-                                               ("actor", "persona", "entity", "surface", "workflow",
-                                                "invariant", "scenario", "risk", "proof")}
+    tables: dict[str, list[dict[str, Any]]] = {
+        k: []
+        for k in (
+            "actor",
+            "persona",
+            "entity",
+            "surface",
+            "workflow",
+            "invariant",
+            "scenario",
+            "risk",
+            "proof",
+        )
+    }
     states = ["draft", "open", "active", "closed", "archived"]
     for i in range(n_actors):
         tables["actor"].append({"id": f"actor-{i}", "name": f"Actor {i}", "summary": f"Actor number {i}"})
     for i in range(n_personas):
-        tables["persona"].append({"id": f"persona-{i}", "name": f"Persona {i}", "actor": f"actor-{i % n_actors}",
-                                  "terms": [f"p{i}", f"user{i}"]})
+        tables["persona"].append(
+            {
+                "id": f"persona-{i}",
+                "name": f"Persona {i}",
+                "actor": f"actor-{i % n_actors}",
+                "terms": [f"p{i}", f"user{i}"],
+            }
+        )
     for i in range(n_entities):
-        tables["entity"].append({"id": f"entity-{i}", "name": f"Entity {i}", "states": states,
-                                 "terms": [f"thing{i}"]})
+        tables["entity"].append(
+            {"id": f"entity-{i}", "name": f"Entity {i}", "states": states, "terms": [f"thing{i}"]}
+        )
     for i in range(n_surfaces):
         tables["surface"].append({"id": f"surface-{i}", "name": f"Surface {i}", "kind": "web"})
     for w in range(workflows):
@@ -46,33 +64,69 @@ def generate_graph_files(workflows: int = 300, seed: int = 7, files: int = 10) -
         for o in range(rng.randint(4, 8)):
             entity = f"entity-{rng.randrange(n_entities)}"
             a, b = sorted(rng.sample(range(len(states)), 2))
-            ops.append({
-                "id": f"wf-{w}.op-{o}", "title": f"Step {o} of workflow {w}",
-                "actor": f"actor-{rng.randrange(n_actors)}", "authority": rng.choice(["owner", "system", "role:admin"]),
-                "surface": f"surface-{rng.randrange(n_surfaces)}",
-                "reads": [f"entity-{rng.randrange(n_entities)}"], "writes": [entity],
-                "transitions": [f"{entity}: {states[a]} -> {states[b]}"],
-            })
+            ops.append(
+                {
+                    "id": f"wf-{w}.op-{o}",
+                    "title": f"Step {o} of workflow {w}",
+                    "actor": f"actor-{rng.randrange(n_actors)}",
+                    "authority": rng.choice(["owner", "system", "role:admin"]),
+                    "surface": f"surface-{rng.randrange(n_surfaces)}",
+                    "reads": [f"entity-{rng.randrange(n_entities)}"],
+                    "writes": [entity],
+                    "transitions": [f"{entity}: {states[a]} -> {states[b]}"],
+                }
+            )
         later = list(range(w + 1, workflows))
         includes = [f"wf-{j}" for j in rng.sample(later, min(len(later), rng.choice([0, 0, 1, 2])))]
-        tables["workflow"].append({
-            "id": f"wf-{w}", "title": f"Workflow {w}", "aliases": [f"flow {w}"], "summary": f"Does thing {w}",
-            "personas": [f"persona-{rng.randrange(n_personas)}"], "entities": [f"entity-{rng.randrange(n_entities)}"],
-            "surfaces": [f"surface-{rng.randrange(n_surfaces)}"], "includes": includes, "operations": ops,
-        })
+        tables["workflow"].append(
+            {
+                "id": f"wf-{w}",
+                "title": f"Workflow {w}",
+                "aliases": [f"flow {w}"],
+                "summary": f"Does thing {w}",
+                "personas": [f"persona-{rng.randrange(n_personas)}"],
+                "entities": [f"entity-{rng.randrange(n_entities)}"],
+                "surfaces": [f"surface-{rng.randrange(n_surfaces)}"],
+                "includes": includes,
+                "operations": ops,
+            }
+        )
     for i in range(workflows + 100):
         targets = [f"wf-{rng.randrange(workflows)}", f"entity-{rng.randrange(n_entities)}"]
-        tables["invariant"].append({"id": f"inv-{i}", "statement": f"Invariant {i} holds.",
-                                    "applies_to": sorted(set(targets)), "severity": "high"})
+        tables["invariant"].append(
+            {
+                "id": f"inv-{i}",
+                "statement": f"Invariant {i} holds.",
+                "applies_to": sorted(set(targets)),
+                "severity": "high",
+            }
+        )
     for i in range(2 * workflows):
-        tables["scenario"].append({"id": f"sc-{i}", "title": f"Scenario {i}", "workflow": f"wf-{i % workflows}",
-                                   "given": "a state", "when": "an action", "then": "an outcome"})
+        tables["scenario"].append(
+            {
+                "id": f"sc-{i}",
+                "title": f"Scenario {i}",
+                "workflow": f"wf-{i % workflows}",
+                "given": "a state",
+                "when": "an action",
+                "then": "an outcome",
+            }
+        )
     for i in range(workflows):
-        tables["risk"].append({"id": f"risk-{i}", "statement": f"Risk {i}.", "severity": "medium",
-                               "workflows": [f"wf-{i}"], "mitigated_by": [f"inv-{rng.randrange(workflows)}"]})
+        tables["risk"].append(
+            {
+                "id": f"risk-{i}",
+                "statement": f"Risk {i}.",
+                "severity": "medium",
+                "workflows": [f"wf-{i}"],
+                "mitigated_by": [f"inv-{rng.randrange(workflows)}"],
+            }
+        )
     for i in range(2 * workflows):
         proves = sorted({f"sc-{rng.randrange(2 * workflows)}", f"inv-{rng.randrange(workflows + 100)}"})
-        tables["proof"].append({"id": f"proof-{i}", "requirement": f"Prove {i}.", "kind": "test", "proves": proves})
+        tables["proof"].append(
+            {"id": f"proof-{i}", "requirement": f"Prove {i}.", "kind": "test", "proves": proves}
+        )
     out: dict[str, list[dict[str, Any]]] = {}
     texts: dict[str, str] = {}
     for n in range(files):
@@ -126,10 +180,27 @@ def main() -> None:
     print(f"workflows={args.workflows} roots={int(m['roots'])} replace={m['replace_ms']:.0f} ms")
     print(f"closure p50={m['closure_p50_ms']:.2f} ms p95={m['closure_p95_ms']:.2f} ms")
     figures = [
-        {"name": "closure_p50", "value": round(m["closure_p50_ms"], 3), "unit": "ms",
-         "baseline": CLOSURE_P50_TARGET_MS, "ratio": round(m["closure_p50_ms"] / CLOSURE_P50_TARGET_MS, 3)},
-        {"name": "closure_p95", "value": round(m["closure_p95_ms"], 3), "unit": "ms", "baseline": None, "ratio": None},
-        {"name": "replace", "value": round(m["replace_ms"], 1), "unit": "ms", "baseline": None, "ratio": None},
+        {
+            "name": "closure_p50",
+            "value": round(m["closure_p50_ms"], 3),
+            "unit": "ms",
+            "baseline": CLOSURE_P50_TARGET_MS,
+            "ratio": round(m["closure_p50_ms"] / CLOSURE_P50_TARGET_MS, 3),
+        },
+        {
+            "name": "closure_p95",
+            "value": round(m["closure_p95_ms"], 3),
+            "unit": "ms",
+            "baseline": None,
+            "ratio": None,
+        },
+        {
+            "name": "replace",
+            "value": round(m["replace_ms"], 1),
+            "unit": "ms",
+            "baseline": None,
+            "ratio": None,
+        },
     ]
     print(json.dumps({"bench": "closure", "figures": figures}))
 

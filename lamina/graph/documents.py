@@ -81,9 +81,15 @@ def _document(graph: ProductGraph, root: Workflow) -> WorkflowDocument:
         text="\n".join(_unique(lines)),
         terms={
             "actor": terms([a.name for a in actors], [a.id for a in actors]),
-            "persona": terms([p.name for p in personas], [p.id for p in personas], [t for p in personas for t in p.terms]),
-            "entity": terms([e.name for e in entities], [e.id for e in entities], [t for e in entities for t in e.terms]),
-            "surface": terms([s.name for s in surfaces], [s.id for s in surfaces], [t for s in surfaces for t in s.terms]),
+            "persona": terms(
+                [p.name for p in personas], [p.id for p in personas], [t for p in personas for t in p.terms]
+            ),
+            "entity": terms(
+                [e.name for e in entities], [e.id for e in entities], [t for e in entities for t in e.terms]
+            ),
+            "surface": terms(
+                [s.name for s in surfaces], [s.id for s in surfaces], [t for s in surfaces for t in s.terms]
+            ),
             "state": terms(states),
             "operation": terms([op.title for op in operations], [op.id for op in operations]),
         },

@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -142,7 +142,14 @@ SCHEMAS: dict[str, _Table] = {
     ),
     "scenario": _Table(
         ("id", "title", "workflow"),
-        {"id": _S, "title": _S, "workflow": _Key("string", refs=("workflow",)), "given": _S, "when": _S, "then": _S},
+        {
+            "id": _S,
+            "title": _S,
+            "workflow": _Key("string", refs=("workflow",)),
+            "given": _S,
+            "when": _S,
+            "then": _S,
+        },
     ),
     "risk": _Table(
         ("id", "statement"),
@@ -198,6 +205,7 @@ class _Entry:
     position: int  # 1-based position among its table's entries in the file (or the workflow's operations)
     id: str | None
     values: dict[str, Any] = field(default_factory=dict)  # only keys that passed their type check
+    rejected: set[str] = field(default_factory=set)  # keys present but invalid (checks that need them skip)
     operations: list[_Entry] = field(default_factory=list)
 
 
@@ -209,8 +217,9 @@ class _Problems:
         self.items.append(GraphProblem(file, table, entry_id, message))
 
 
-def _check_entry(file: str, table: str, position: int, raw: dict[str, Any], problems: _Problems,
-                 owner: str | None = None) -> _Entry:
+def _check_entry(
+    file: str, table: str, position: int, raw: dict[str, Any], problems: _Problems, owner: str | None = None
+) -> _Entry:
     schema = SCHEMAS[table]
     raw_id = raw.get("id")
     entry = _Entry(file, table, position, raw_id if isinstance(raw_id, str) and raw_id else None)
@@ -274,6 +283,7 @@ def _check_entry(file: str, table: str, position: int, raw: dict[str, Any], prob
                     _check_entry(file, OPERATIONS_TABLE, op_position, op_raw, problems, owner=entry.id)
                 )
             entry.values[key] = True
+    entry.rejected = {k for k in raw if k in schema.keys and k not in entry.values}
     return entry
 
 
@@ -287,7 +297,9 @@ def _parse_files(files: Mapping[str, str], problems: _Problems) -> list[_Entry]:
             continue
         for table, value in data.items():
             if table not in TOP_LEVEL_TABLES:
-                problems.add(file, table, None, f"unknown table; expected one of: {', '.join(TOP_LEVEL_TABLES)}")
+                problems.add(
+                    file, table, None, f"unknown table; expected one of: {', '.join(TOP_LEVEL_TABLES)}"
+                )
                 continue
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                 problems.add(file, table, None, f"must be an array of tables ([[{table}]])")
@@ -324,7 +336,9 @@ def _declare_ids(entries: list[_Entry], problems: _Problems) -> dict[str, _Decla
         first = declared.get(node_id)
         if first is not None:
             problems.add(
-                entry.file, entry.table, entry.id,
+                entry.file,
+                entry.table,
+                entry.id,
                 f"duplicate id {node_id!r} ({decl.what}); first declared as {first.what} in {first.file}",
             )
             return
@@ -337,13 +351,21 @@ def _declare_ids(entries: list[_Entry], problems: _Problems) -> dict[str, _Decla
         declare(entry.id, _Declared(kind, entry.file, entry.table, f"[{entry.table}]"), entry)
         for name in entry.values.get("states", ()):
             sid = state_id(entry.id, name)
-            declare(sid, _Declared("state", entry.file, entry.table, f"state {name!r} of entity {entry.id!r}"),
-                    entry)
+            declare(
+                sid,
+                _Declared("state", entry.file, entry.table, f"state {name!r} of entity {entry.id!r}"),
+                entry,
+            )
     return declared
 
 
 def _check_references(entries: list[_Entry], declared: dict[str, _Declared], problems: _Problems) -> None:
-    entity_states = {e.id: tuple(e.values.get("states", ())) for e in entries if e.table == "entity" and e.id}
+    # An entity whose `states` were rejected already has a problem; its transitions are not checked again.
+    entity_states: dict[str, tuple[str, ...] | None] = {
+        e.id: None if "states" in e.rejected else tuple(e.values.get("states", ()))
+        for e in entries
+        if e.table == "entity" and e.id
+    }
     for entry in entries:
         schema = SCHEMAS[entry.table]
         for key, value in entry.values.items():
@@ -353,11 +375,17 @@ def _check_references(entries: list[_Entry], declared: dict[str, _Declared], pro
             for target in [value] if isinstance(value, str) else value:
                 decl = declared.get(target)
                 if decl is None:
-                    problems.add(entry.file, entry.table, entry.id,
-                                 f"{key!r} refers to {target!r}, which is not declared")
+                    problems.add(
+                        entry.file,
+                        entry.table,
+                        entry.id,
+                        f"{key!r} refers to {target!r}, which is not declared",
+                    )
                 elif decl.kind not in spec.refs:
                     problems.add(
-                        entry.file, entry.table, entry.id,
+                        entry.file,
+                        entry.table,
+                        entry.id,
                         f"{key!r} refers to {target!r}, which is {_article([decl.kind])}, "
                         f"not {_article(spec.refs)}",
                     )
@@ -367,8 +395,9 @@ def _check_references(entries: list[_Entry], declared: dict[str, _Declared], pro
                 problems.add(entry.file, entry.table, entry.id, message)
 
 
-def _check_transition(text: str, declared: dict[str, _Declared],
-                      entity_states: dict[str | None, tuple[str, ...]]) -> str | None:
+def _check_transition(
+    text: str, declared: dict[str, _Declared], entity_states: dict[str, tuple[str, ...] | None]
+) -> str | None:
     match = _TRANSITION_RE.match(text)
     if match is None:
         return f"transition {text!r} is not of the form '<entity>: <from> -> <to>'"
@@ -379,24 +408,30 @@ def _check_transition(text: str, declared: dict[str, _Declared],
     if decl.kind != "entity":
         return f"transition {text!r} names {entity!r}, which is {_article([decl.kind])}, not an entity"
     states = entity_states.get(entity, ())
+    if states is None:
+        return None
     missing = [s for s in (source, target) if s not in states]
     if missing:
         declared_states = ", ".join(states) if states else "none"
-        return (f"transition {text!r}: state {missing[0]!r} is not declared on entity {entity!r} "
-                f"(its states: {declared_states})")
+        return (
+            f"transition {text!r}: state {missing[0]!r} is not declared on entity {entity!r} "
+            f"(its states: {declared_states})"
+        )
     return None
 
 
 def _check_include_cycles(entries: list[_Entry], problems: _Problems) -> None:
     workflows = {e.id: e for e in entries if e.table == "workflow" and e.id}
-    children = {wid: [c for c in e.values.get("includes", ()) if c in workflows] for wid, e in workflows.items()}
+    children = {
+        wid: [c for c in e.values.get("includes", ()) if c in workflows] for wid, e in workflows.items()
+    }
     color: dict[str, int] = {}  # absent: unvisited, 1: on the current path, 2: done
     cycles: dict[tuple[str, ...], None] = {}  # canonical rotation -> None (ordered set)
     for start in workflows:
         if start in color:
             continue
         path: list[str] = [start]
-        stack = [iter(children[start])]
+        stack: list[Iterator[str]] = [iter(children[start])]
         color[start] = 1
         while stack:  # iterative DFS: include chains may be deeper than Python's recursion limit
             child = next(stack[-1], None)
@@ -404,17 +439,21 @@ def _check_include_cycles(entries: list[_Entry], problems: _Problems) -> None:
                 color[path.pop()] = 2
                 stack.pop()
             elif color.get(child) == 1:
-                cycle = path[path.index(child):]
+                cycle = path[path.index(child) :]
                 pivot = cycle.index(min(cycle))
                 cycles[tuple(cycle[pivot:] + cycle[:pivot])] = None
             elif child not in color:
                 color[child] = 1
                 path.append(child)
                 stack.append(iter(children[child]))
-    for cycle in cycles:
-        first = workflows[cycle[0]]
-        problems.add(first.file, "workflow", first.id,
-                     f"'includes' forms a cycle: {' -> '.join([*cycle, cycle[0]])}")
+    for members in cycles:
+        first = workflows[members[0]]
+        problems.add(
+            first.file,
+            "workflow",
+            first.id,
+            f"'includes' forms a cycle: {' -> '.join([*members, members[0]])}",
+        )
 
 
 # --- Building the model ------------------------------------------------------------------------------
@@ -446,7 +485,9 @@ def _build(entries: list[_Entry]) -> ProductGraph:
         elif e.table == "persona":
             node = Persona(v["id"], v["name"], v["actor"], _optional_text(v, "summary"), _tuple(v, "terms"))
         elif e.table == "entity":
-            node = Entity(v["id"], v["name"], _optional_text(v, "summary"), _tuple(v, "states"), _tuple(v, "terms"))
+            node = Entity(
+                v["id"], v["name"], _optional_text(v, "summary"), _tuple(v, "states"), _tuple(v, "terms")
+            )
         elif e.table == "surface":
             node = Surface(v["id"], v["name"], v["kind"], _optional_text(v, "summary"), _tuple(v, "terms"))
         elif e.table == "workflow":
@@ -478,11 +519,18 @@ def _build(entries: list[_Entry]) -> ProductGraph:
         elif e.table == "invariant":
             node = Invariant(v["id"], v["statement"], _tuple(v, "applies_to"), v.get("severity"))
         elif e.table == "scenario":
-            node = Scenario(v["id"], v["title"], v["workflow"], _optional_text(v, "given"),
-                            _optional_text(v, "when"), _optional_text(v, "then"))
+            node = Scenario(
+                v["id"],
+                v["title"],
+                v["workflow"],
+                _optional_text(v, "given"),
+                _optional_text(v, "when"),
+                _optional_text(v, "then"),
+            )
         elif e.table == "risk":
-            node = Risk(v["id"], v["statement"], v.get("severity"), _tuple(v, "workflows"),
-                        _tuple(v, "mitigated_by"))
+            node = Risk(
+                v["id"], v["statement"], v.get("severity"), _tuple(v, "workflows"), _tuple(v, "mitigated_by")
+            )
         elif e.table == "proof":
             node = Proof(v["id"], v["requirement"], v["kind"], _tuple(v, "proves"))
         else:
@@ -528,7 +576,9 @@ class GlobExpansion:
 def _check_glob(pattern: str) -> None:
     pure = PurePosixPath(pattern)
     if pure.is_absolute() or ".." in pure.parts or not pattern.strip():
-        raise LaminaError("LAMINA_CONFIG", f"graph.paths: {pattern!r} must be a relative glob inside the repository")
+        raise LaminaError(
+            "LAMINA_CONFIG", f"graph.paths: {pattern!r} must be a relative glob inside the repository"
+        )
 
 
 def expand_graph_globs(repo_root: Path, globs: Sequence[str]) -> GlobExpansion:

@@ -238,28 +238,28 @@ class ProductGraph:
         return tuple(w for w in self.workflows if w.id not in included)
 
     def included_workflows(self, root_ids: Sequence[str]) -> tuple[Workflow, ...]:
-        """The roots as given, then included workflows depth-first in declaration order, no duplicates.
+        """The roots as given, then each root's included workflows depth-first in declaration order,
+        each workflow once. The store orders a closure the same way (with Cypher-read data); this one
+        serves pure consumers such as the retrieval documents."""
+        order: dict[str, None] = dict.fromkeys(root_ids)
+        for root in root_ids:
+            for workflow_id in self._preorder(root)[1:]:
+                order.setdefault(workflow_id)
+        return tuple(w for w in (self.workflow(i) for i in order) if w is not None)
 
-        The store computes the same order with Cypher; this one serves pure consumers (documents).
-        """
+    def _preorder(self, root: str) -> list[str]:
         order: list[str] = []
         seen: set[str] = set()
-        for root in root_ids:
-            if root not in seen:
-                seen.add(root)
-                order.append(root)
-
-        def visit(workflow_id: str) -> None:
+        stack = [root]
+        while stack:  # iterative: include chains may be deeper than Python's recursion limit
+            workflow_id = stack.pop()
             workflow = self.workflow(workflow_id)
-            for child in workflow.includes if workflow else ():
-                if child not in seen:
-                    seen.add(child)
-                    order.append(child)
-                    visit(child)
-
-        for root in list(order):
-            visit(root)
-        return tuple(w for w in (self.workflow(i) for i in order) if w is not None)
+            if workflow_id in seen or workflow is None:
+                continue
+            seen.add(workflow_id)
+            order.append(workflow_id)
+            stack.extend(reversed(workflow.includes))
+        return order
 
     @cached_property
     def edges(self) -> tuple[Edge, ...]:
@@ -284,7 +284,9 @@ class ProductGraph:
             for position, op in enumerate(w.operations, start=1):
                 out.append(Edge("STEP", "workflow", w.id, "operation", op.id, (("order", position),)))
                 out.append(
-                    Edge("PERFORMED_BY", "operation", op.id, "actor", op.actor, (("authority", op.authority),))
+                    Edge(
+                        "PERFORMED_BY", "operation", op.id, "actor", op.actor, (("authority", op.authority),)
+                    )
                 )
                 if op.surface is not None:
                     out.append(Edge("ON", "operation", op.id, "surface", op.surface))

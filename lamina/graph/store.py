@@ -1,8 +1,11 @@
 """The canonical product store: the validated ProductGraph in a Ladybug database, and its closure.
 
 One node table per kind and one relationship table per edge kind (docs/product-graph.md). `replace`
-swaps the whole graph in one transaction; the closure is computed by Cypher traversal of the store,
-never from the Python model, so a packet always reflects what the store holds.
+swaps the whole graph in one transaction. In that same transaction it computes the closure of every
+workflow by Cypher traversal of the freshly written tables (never from the Python model) and stores
+each as JSON in the `Closure` table; `closure()` reads and merges those. Why materialize: a Ladybug
+query costs 2-8 ms here whatever its size, and a live closure needs about fifteen of them (measured
+75 ms p50 on 300 workflows), while the graph changes only when GraphVersion does.
 
 Conventions of the closure JSON (shape in docs/product-graph.md, "The closure"):
 - workflows: the roots as given, then included workflows depth-first in `includes` declaration order,
@@ -15,6 +18,7 @@ Conventions of the closure JSON (shape in docs/product-graph.md, "The closure"):
 from __future__ import annotations
 
 import importlib.util  # noqa: F401  (real_ladybug needs it loaded to accept Arrow parameters)
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,12 +71,15 @@ REL_TABLES: dict[str, tuple[list[tuple[str, str]], list[tuple[str, pa.DataType]]
     "MITIGATED_BY": ([("Risk", "Invariant")], []),
     "PROVES": ([("Proof", "Scenario"), ("Proof", "Invariant")], []),
 }
+_CLOSURE_COLUMNS = [("workflow", _S), ("body", _S)]
 _EDGE_PROP_COLUMN = {"order": "ord", "from": "from_state", "to": "to_state"}
 
 
 def _ddl() -> list[str]:
     statements = [
         "CREATE NODE TABLE IF NOT EXISTS GraphMeta(key STRING PRIMARY KEY, value STRING)",
+        # Derived: each workflow's closure as JSON, computed by Cypher traversal inside `replace`.
+        "CREATE NODE TABLE IF NOT EXISTS Closure(workflow STRING PRIMARY KEY, body STRING)",
     ]
     for table, columns in NODE_TABLES.items():
         cols = ", ".join(f"{name} {_cypher_type(t)}" for name, t in columns)
@@ -93,10 +100,12 @@ def _node_rows(graph: ProductGraph) -> dict[str, list[dict[str, Any]]]:
     return {
         "Actor": [{"id": a.id, "name": a.name, "summary": a.summary} for a in graph.actors],
         "Persona": [
-            {"id": p.id, "name": p.name, "summary": p.summary, "terms": sorted(p.terms)} for p in graph.personas
+            {"id": p.id, "name": p.name, "summary": p.summary, "terms": sorted(p.terms)}
+            for p in graph.personas
         ],
         "Entity": [
-            {"id": e.id, "name": e.name, "summary": e.summary, "terms": sorted(e.terms)} for e in graph.entities
+            {"id": e.id, "name": e.name, "summary": e.summary, "terms": sorted(e.terms)}
+            for e in graph.entities
         ],
         "State": [{"id": s.id, "entity": s.entity, "name": s.name, "ord": s.order} for s in graph.states],
         "Surface": [
@@ -104,11 +113,19 @@ def _node_rows(graph: ProductGraph) -> dict[str, list[dict[str, Any]]]:
             for s in graph.surfaces
         ],
         "Workflow": [
-            {"id": w.id, "title": w.title, "status": w.status, "summary": w.summary, "aliases": sorted(w.aliases)}
+            {
+                "id": w.id,
+                "title": w.title,
+                "status": w.status,
+                "summary": w.summary,
+                "aliases": sorted(w.aliases),
+            }
             for w in graph.workflows
         ],
         "Operation": [{"id": o.id, "title": o.title} for o in graph.operations],
-        "Invariant": [{"id": i.id, "statement": i.statement, "severity": i.severity} for i in graph.invariants],
+        "Invariant": [
+            {"id": i.id, "statement": i.statement, "severity": i.severity} for i in graph.invariants
+        ],
         "Scenario": [
             {"id": s.id, "title": s.title, "given_text": s.given, "when_text": s.when, "then_text": s.then}
             for s in graph.scenarios
@@ -150,7 +167,9 @@ class ProductStore:
         assert not isinstance(result, list)  # one statement per call
         rows: list[list[Any]] = []
         while result.has_next():
-            rows.append(result.get_next())
+            row = result.get_next()
+            assert isinstance(row, list)
+            rows.append(row)
         return rows
 
     def _count(self, table: str) -> int:
@@ -159,19 +178,21 @@ class ProductStore:
     def _allow_include_depth(self, workflow_count: int) -> None:
         """An include chain has fewer hops than there are workflows; let `*1..` reach its end."""
         wanted = max(_LADYBUG_DEFAULT_MAX_DEPTH, workflow_count)
-        if wanted != self._depth_limit:
+        if wanted > self._depth_limit:
             self._conn.execute(f"CALL var_length_extend_max_depth={int(wanted)}")
             self._depth_limit = wanted
 
     # --- writing -----------------------------------------------------------------------------------
 
     def replace(self, graph: ProductGraph, version: str) -> None:
-        """Swap in `graph` and its version in one transaction; on any failure the previous graph stays."""
+        """Swap in `graph`, its closures and its version in one transaction; on any failure the previous
+        graph stays."""
+        self._allow_include_depth(len(graph.workflows))
         self._conn.execute("BEGIN TRANSACTION")
         try:
             for rel in REL_TABLES:
                 self._conn.execute(f"MATCH ()-[r:`{rel}`]->() DELETE r")
-            for table in NODE_TABLES:
+            for table in [*NODE_TABLES, "Closure"]:
                 self._conn.execute(f"MATCH (n:{table}) DELETE n")
             for table, rows in _node_rows(graph).items():
                 if rows:
@@ -180,6 +201,12 @@ class ProductStore:
                 columns = [("from", _S), ("to", _S), *REL_TABLES[rel][1]]
                 option = f" (from='{source}', to='{target}')" if len(REL_TABLES[rel][0]) > 1 else ""
                 self._conn.execute(f"COPY `{rel}` FROM $rows{option}", {"rows": _arrow(rows, columns)})
+            closures = self._compute_closures([w.id for w in graph.workflows])
+            if closures:
+                rows = [
+                    {"workflow": w, "body": json.dumps(c)} for w, c in closures.items()
+                ]  # keeps key order
+                self._conn.execute("COPY Closure FROM $rows", {"rows": _arrow(rows, _CLOSURE_COLUMNS)})
             self._conn.execute(
                 "MERGE (m:GraphMeta {key: $key}) SET m.value = $value",
                 {"key": _META_VERSION_KEY, "value": version},
@@ -188,9 +215,9 @@ class ProductStore:
         except Exception as exc:
             self._rollback()
             raise LaminaError(
-                "LAMINA_INTERNAL", f"replacing the product graph failed; the previous graph is unchanged: {exc}"
+                "LAMINA_INTERNAL",
+                f"replacing the product graph failed; the previous graph is unchanged: {exc}",
             ) from exc
-        self._allow_include_depth(len(graph.workflows))
 
     def _rollback(self) -> None:
         try:
@@ -218,92 +245,177 @@ class ProductStore:
         return rows[0][0] if rows else None
 
     def closure(self, root_ids: Sequence[str]) -> dict[str, Any]:
-        """The packet's "graph" section for these roots (see the module docstring for the conventions)."""
-        roots = list(dict.fromkeys(root_ids))
-        workflows = self._closure_workflows(roots)
-        ids = [w["id"] for w in workflows]
-        self._attach_operations(workflows, ids)
-        entities = self._entities(ids)
-        risks = self._risks(ids)
-        invariants = self._invariants(ids, [e["id"] for e in entities])
-        scenarios = self._scenarios(ids)
-        proof_targets = [s["id"] for s in scenarios] + [i["id"] for i in invariants]
-        return {
-            "workflows": workflows,
-            "actors": self._actors(ids),
-            "personas": self._personas(ids),
-            "entities": entities,
-            "states": self._states([e["id"] for e in entities]),
-            "surfaces": self._surfaces(ids),
-            "invariants": invariants,
-            "scenarios": scenarios,
-            "risks": risks,
-            "proofs": self._proofs(proof_targets),
-        }
+        """The packet's "graph" section for these roots (conventions in the module docstring).
 
-    def _closure_workflows(self, roots: list[str]) -> list[dict[str, Any]]:
+        Reads the per-workflow closures that `replace` computed by Cypher traversal in the same
+        transaction as the graph, and merges them: a closure of several roots is the union of theirs.
+        """
+        roots = list(dict.fromkeys(root_ids))
         if not roots:
-            return []
-        rows = self._rows(
-            "MATCH (r:Workflow) WHERE r.id IN $roots "
-            "MATCH (r)-[:INCLUDES*0..]->(w:Workflow) WITH DISTINCT w "
-            "OPTIONAL MATCH (w)-[i:INCLUDES]->(c:Workflow) "
-            "RETURN w.id, w.title, w.status, w.summary, c.id, i.ord",
-            {"roots": roots},
+            return empty_closure()
+        stored: list[dict[str, Any]] = []
+        for root in roots:  # one primary-key lookup each: `IN $list` would scan every stored closure
+            rows = self._rows("MATCH (c:Closure {workflow: $id}) RETURN c.body", {"id": root})
+            if not rows:
+                raise LaminaError("LAMINA_UNKNOWN_WORKFLOW", f"no workflow {root!r} in the product graph")
+            stored.append(json.loads(rows[0][0]))
+        return merge_closures(stored)
+
+    # --- closure computation (Cypher traversal, run inside `replace`) ----------------------------
+
+    def _compute_closures(self, roots: list[str]) -> dict[str, dict[str, Any]]:
+        """The closure of each workflow in `roots`, by Cypher traversal of the store.
+
+        Every reachability step is a Cypher pattern that starts from the root and its included
+        workflows (`INCLUDES*0..`) and returns the root with what it reaches, so all roots are
+        traversed in one query per step. Only the grouping by root and the JSON shaping are Python.
+        """
+        if not roots:
+            return {}
+        p = {"roots": roots}
+        reach: dict[str, set[str]] = {}
+        for root, wid in self._rows(f"{_REACH} RETURN DISTINCT r.id, w.id", p):
+            reach.setdefault(root, set()).add(wid)
+        workflows = self._workflow_nodes(sorted({w for ws in reach.values() for w in ws}))
+
+        actors = self._grouped(
+            f"{_REACH} MATCH (w)-[:STEP]->(:Operation)-[:PERFORMED_BY]->(a:Actor) "
+            "RETURN r.id AS root, a.id AS id, a.name AS name, a.summary AS summary "
+            f"UNION {_REACH} MATCH (w)-[:SERVES]->(:Persona)-[:IS_A]->(a:Actor) "
+            "RETURN r.id AS root, a.id AS id, a.name AS name, a.summary AS summary",
+            p,
+            ("id", "name", "summary"),
         )
+        personas = self._grouped(
+            f"{_REACH} MATCH (w)-[:SERVES]->(x:Persona)-[:IS_A]->(a:Actor) "
+            "RETURN DISTINCT r.id, x.id, x.name, a.id, x.summary",
+            p,
+            ("id", "name", "actor", "summary"),
+        )
+        surfaces = self._grouped(
+            f"{_REACH} MATCH (w)-[:`ON`]->(s:Surface) "
+            "RETURN r.id AS root, s.id AS id, s.name AS name, s.kind AS kind, s.summary AS summary "
+            f"UNION {_REACH} MATCH (w)-[:STEP]->(:Operation)-[:`ON`]->(s:Surface) "
+            "RETURN r.id AS root, s.id AS id, s.name AS name, s.kind AS kind, s.summary AS summary",
+            p,
+            ("id", "name", "kind", "summary"),
+        )
+        scenarios = self._grouped(
+            f"{_REACH} MATCH (w)<-[:EXERCISES]-(s:Scenario) "
+            "RETURN DISTINCT r.id, s.id, s.title, w.id, s.given_text, s.when_text, s.then_text",
+            p,
+            ("id", "title", "workflow", "given", "when", "then"),
+        )
+        entity_ids = self._grouped_ids(
+            f"{_REACH} MATCH (w)-[:TOUCHES]->(e:Entity) RETURN r.id AS root, e.id AS id "
+            f"UNION {_REACH} MATCH (w)-[:STEP]->(:Operation)-[:TOUCHES]->(e:Entity) RETURN r.id AS root, e.id AS id "
+            f"UNION {_REACH} MATCH (w)-[:STEP]->(:Operation)-[:TRANSITIONS]->(:State)<-[:HAS_STATE]-(e:Entity) "
+            "RETURN r.id AS root, e.id AS id",
+            p,
+        )
+        entities, states = self._entity_nodes(sorted({e for es in entity_ids.values() for e in es}))
+        risk_ids = self._grouped_ids(
+            f"{_REACH} MATCH (w)<-[:THREATENS]-(k:Risk) RETURN DISTINCT r.id, k.id", p
+        )
+        risks = self._risk_nodes(sorted({k for ks in risk_ids.values() for k in ks}))
+        invariant_ids = self._grouped_ids(
+            f"{_REACH} MATCH (w)<-[:CONSTRAINS]-(i:Invariant) RETURN r.id AS root, i.id AS id "
+            f"UNION {_REACH} MATCH (w)-[:TOUCHES]->(:Entity)<-[:CONSTRAINS]-(i:Invariant) "
+            "RETURN r.id AS root, i.id AS id "
+            f"UNION {_REACH} MATCH (w)-[:STEP]->(:Operation)-[:TOUCHES]->(:Entity)<-[:CONSTRAINS]-(i:Invariant) "
+            "RETURN r.id AS root, i.id AS id "
+            f"UNION {_REACH} MATCH (w)-[:STEP]->(:Operation)-[:TRANSITIONS]->(:State)<-[:HAS_STATE]-(:Entity)"
+            "<-[:CONSTRAINS]-(i:Invariant) RETURN r.id AS root, i.id AS id "
+            f"UNION {_REACH} MATCH (w)<-[:THREATENS]-(:Risk)-[:MITIGATED_BY]->(i:Invariant) "
+            "RETURN r.id AS root, i.id AS id",
+            p,
+        )
+        invariants = self._invariant_nodes(sorted({i for is_ in invariant_ids.values() for i in is_}))
+        # Proofs are one hop from the closure's scenarios and invariants (reached above).
+        proof_targets = sorted(set(invariants) | {s["id"] for ss in scenarios.values() for s in ss.values()})
+        proofs = self._proof_nodes(proof_targets)
+        proofs_of: dict[str, set[str]] = {}  # scenario or invariant id -> ids of the proofs proving it
+        for proof in proofs.values():
+            for target in proof["proves"]:
+                proofs_of.setdefault(target, set()).add(proof["id"])
+
+        closures: dict[str, dict[str, Any]] = {}
+        for root in roots:
+            if root not in reach:
+                continue  # not a workflow; closure() reports it
+            closure_entities = entity_ids.get(root, set())
+            root_invariants = invariant_ids.get(root, set())
+            proof_ids = {
+                p for t in (*scenarios.get(root, {}), *root_invariants) for p in proofs_of.get(t, ())
+            }
+            closures[root] = {
+                "workflows": [workflows[w] for w in _preorder(root, workflows)],
+                "actors": _sorted_values(actors.get(root, {})),
+                "personas": _sorted_values(personas.get(root, {})),
+                "entities": [entities[e] for e in sorted(closure_entities)],
+                "states": sorted((s for e in closure_entities for s in states[e]), key=lambda r: r["id"]),
+                "surfaces": _sorted_values(surfaces.get(root, {})),
+                "invariants": [invariants[i] for i in sorted(root_invariants)],
+                "scenarios": _sorted_values(scenarios.get(root, {})),
+                "risks": [risks[k] for k in sorted(risk_ids.get(root, set()))],
+                "proofs": [proofs[p] for p in sorted(proof_ids)],
+            }
+        return closures
+
+    def _grouped(
+        self, query: str, params: dict[str, Any], fields: tuple[str, ...]
+    ) -> dict[str, dict[str, Any]]:
+        """root -> id -> record, from rows (root, *fields) whose first field is the id."""
+        out: dict[str, dict[str, Any]] = {}
+        for root, *values in self._rows(query, params):
+            record = dict(zip(fields, values, strict=True))
+            out.setdefault(root, {})[record["id"]] = record
+        return out
+
+    def _grouped_ids(self, query: str, params: dict[str, Any]) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for root, node_id in self._rows(query, params):
+            out.setdefault(root, set()).add(node_id)
+        return out
+
+    def _workflow_nodes(self, ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Workflow records with their included ids (declaration order) and ordered operations."""
         nodes: dict[str, dict[str, Any]] = {}
         children: dict[str, list[tuple[int, str]]] = {}
-        for wid, title, status, summary, child, order in rows:
+        for wid, title, status, summary, child, order in self._rows(
+            "MATCH (w:Workflow) WHERE w.id IN $ids OPTIONAL MATCH (w)-[i:INCLUDES]->(c:Workflow) "
+            "RETURN w.id, w.title, w.status, w.summary, c.id, i.ord",
+            {"ids": ids},
+        ):
             nodes.setdefault(wid, {"id": wid, "title": title, "status": status, "summary": summary})
             children.setdefault(wid, [])
             if child is not None:
                 children[wid].append((order, child))
-        unknown = [r for r in roots if r not in nodes]
-        if unknown:
-            raise LaminaError("LAMINA_UNKNOWN_WORKFLOW", f"no workflow {unknown[0]!r} in the product graph")
-        for wid in nodes:
-            nodes[wid]["includes"] = [c for _, c in sorted(children[wid])]
-        # Roots as given, then included workflows depth-first in declaration order, each once.
-        order: list[str] = list(roots)
-        seen = set(order)
-        stack: list[str] = []
-        for root in roots:
-            stack = list(reversed(nodes[root]["includes"]))
-            while stack:
-                wid = stack.pop()
-                if wid in seen:
-                    continue
-                seen.add(wid)
-                order.append(wid)
-                stack.extend(reversed(nodes[wid]["includes"]))
-        return [nodes[wid] for wid in order]
-
-    def _attach_operations(self, workflows: list[dict[str, Any]], ids: list[str]) -> None:
-        ops_rows = self._rows(
+        for wid, node in nodes.items():
+            node["includes"] = [c for _, c in sorted(children[wid])]
+            node["operations"] = []
+        reads: dict[str, list[str]] = {}
+        writes: dict[str, list[str]] = {}
+        for op_id, mode, entity in self._rows(
+            "MATCH (w:Workflow)-[:STEP]->(o:Operation)-[t:TOUCHES]->(e:Entity) WHERE w.id IN $ids "
+            "RETURN o.id, t.mode, e.id",
+            {"ids": ids},
+        ):
+            (reads if mode == "read" else writes).setdefault(op_id, []).append(entity)
+        transitions: dict[str, list[tuple[str, str, str]]] = {}
+        for op_id, entity, source, target in self._rows(
+            "MATCH (w:Workflow)-[:STEP]->(o:Operation)-[t:TRANSITIONS]->(:State)<-[:HAS_STATE]-(e:Entity) "
+            "WHERE w.id IN $ids RETURN o.id, e.id, t.from_state, t.to_state",
+            {"ids": ids},
+        ):
+            transitions.setdefault(op_id, []).append((entity, source, target))
+        steps: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+        for wid, order, op_id, title, actor, authority, surface in self._rows(
             "MATCH (w:Workflow)-[s:STEP]->(o:Operation)-[p:PERFORMED_BY]->(a:Actor) WHERE w.id IN $ids "
             "OPTIONAL MATCH (o)-[:`ON`]->(sf:Surface) "
             "RETURN w.id, s.ord, o.id, o.title, a.id, p.authority, sf.id",
             {"ids": ids},
-        )
-        touch_rows = self._rows(
-            "MATCH (w:Workflow)-[:STEP]->(o:Operation)-[t:TOUCHES]->(e:Entity) WHERE w.id IN $ids "
-            "RETURN o.id, t.mode, e.id",
-            {"ids": ids},
-        )
-        transition_rows = self._rows(
-            "MATCH (w:Workflow)-[:STEP]->(o:Operation)-[t:TRANSITIONS]->(:State)<-[:HAS_STATE]-(e:Entity) "
-            "WHERE w.id IN $ids RETURN o.id, e.id, t.from_state, t.to_state",
-            {"ids": ids},
-        )
-        reads: dict[str, list[str]] = {}
-        writes: dict[str, list[str]] = {}
-        for op_id, mode, entity in touch_rows:
-            (reads if mode == "read" else writes).setdefault(op_id, []).append(entity)
-        transitions: dict[str, list[tuple[str, str, str]]] = {}
-        for op_id, entity, source, target in transition_rows:
-            transitions.setdefault(op_id, []).append((entity, source, target))
-        by_workflow: dict[str, list[tuple[int, dict[str, Any]]]] = {}
-        for wid, order, op_id, title, actor, authority, surface in ops_rows:
+        ):
             op = {
                 "order": order,
                 "id": op_id,
@@ -317,107 +429,64 @@ class ProductStore:
                     {"entity": e, "from": f, "to": t} for e, f, t in sorted(transitions.get(op_id, []))
                 ],
             }
-            by_workflow.setdefault(wid, []).append((order, op))
-        for workflow in workflows:
-            workflow["operations"] = [op for _, op in sorted(by_workflow.get(workflow["id"], []), key=lambda x: x[0])]
+            steps.setdefault(wid, []).append((order, op))
+        for wid, ops in steps.items():
+            nodes[wid]["operations"] = [op for _, op in sorted(ops, key=lambda x: x[0])]
+        return nodes
 
-    def _actors(self, ids: list[str]) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "MATCH (w:Workflow)-[:STEP]->(:Operation)-[:PERFORMED_BY]->(a:Actor) WHERE w.id IN $ids "
-            "RETURN a.id AS id, a.name AS name, a.summary AS summary "
-            "UNION MATCH (w:Workflow)-[:SERVES]->(:Persona)-[:IS_A]->(a:Actor) WHERE w.id IN $ids "
-            "RETURN a.id AS id, a.name AS name, a.summary AS summary",
-            {"ids": ids},
-        )
-        return sorted(({"id": i, "name": n, "summary": s} for i, n, s in rows), key=lambda r: r["id"])
-
-    def _personas(self, ids: list[str]) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "MATCH (w:Workflow)-[:SERVES]->(p:Persona)-[:IS_A]->(a:Actor) WHERE w.id IN $ids "
-            "RETURN DISTINCT p.id, p.name, a.id, p.summary",
-            {"ids": ids},
-        )
-        return sorted(({"id": i, "name": n, "actor": a, "summary": s} for i, n, a, s in rows), key=lambda r: r["id"])
-
-    def _entities(self, ids: list[str]) -> list[dict[str, Any]]:
-        reached = self._rows(
-            "MATCH (w:Workflow)-[:TOUCHES]->(e:Entity) WHERE w.id IN $ids RETURN e.id AS id "
-            "UNION MATCH (w:Workflow)-[:STEP]->(:Operation)-[:TOUCHES]->(e:Entity) WHERE w.id IN $ids "
-            "RETURN e.id AS id "
-            "UNION MATCH (w:Workflow)-[:STEP]->(:Operation)-[:TRANSITIONS]->(:State)<-[:HAS_STATE]-(e:Entity) "
-            "WHERE w.id IN $ids RETURN e.id AS id",
-            {"ids": ids},
-        )
-        rows = self._rows(
-            "MATCH (e:Entity) WHERE e.id IN $entities OPTIONAL MATCH (e)-[:HAS_STATE]->(s:State) "
-            "RETURN e.id, e.name, e.summary, s.name, s.ord",
-            {"entities": [r[0] for r in reached]},
-        )
+    def _entity_nodes(
+        self, ids: list[str]
+    ) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+        """Entity records (states in lifecycle order) and, per entity, its State records."""
         entities: dict[str, dict[str, Any]] = {}
-        states: dict[str, list[tuple[int, str]]] = {}
-        for eid, name, summary, state, order in rows:
+        states: dict[str, list[dict[str, Any]]] = {}
+        for eid, name, summary, sid, state, order in self._rows(
+            "MATCH (e:Entity) WHERE e.id IN $ids OPTIONAL MATCH (e)-[:HAS_STATE]->(s:State) "
+            "RETURN e.id, e.name, e.summary, s.id, s.name, s.ord",
+            {"ids": ids},
+        ):
             entities.setdefault(eid, {"id": eid, "name": name, "summary": summary})
-            if state is not None:
-                states.setdefault(eid, []).append((order, state))
+            states.setdefault(eid, [])
+            if sid is not None:
+                states[eid].append({"id": sid, "entity": eid, "name": state, "order": order})
         for eid, entity in entities.items():
-            entity["states"] = [s for _, s in sorted(states.get(eid, []))]
-        return [entities[k] for k in sorted(entities)]
+            states[eid].sort(key=lambda s: s["order"])
+            entity["states"] = [s["name"] for s in states[eid]]
+        return entities, states
 
-    def _states(self, entity_ids: list[str]) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "MATCH (e:Entity)-[:HAS_STATE]->(s:State) WHERE e.id IN $ids RETURN s.id, e.id, s.name, s.ord",
-            {"ids": entity_ids},
-        )
-        return sorted(({"id": i, "entity": e, "name": n, "order": o} for i, e, n, o in rows), key=lambda r: r["id"])
-
-    def _surfaces(self, ids: list[str]) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "MATCH (w:Workflow)-[:`ON`]->(s:Surface) WHERE w.id IN $ids "
-            "RETURN s.id AS id, s.name AS name, s.kind AS kind, s.summary AS summary "
-            "UNION MATCH (w:Workflow)-[:STEP]->(:Operation)-[:`ON`]->(s:Surface) WHERE w.id IN $ids "
-            "RETURN s.id AS id, s.name AS name, s.kind AS kind, s.summary AS summary",
-            {"ids": ids},
-        )
-        return sorted(
-            ({"id": i, "name": n, "kind": k, "summary": s} for i, n, k, s in rows), key=lambda r: r["id"]
-        )
-
-    def _risks(self, ids: list[str]) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "MATCH (r:Risk)-[:THREATENS]->(w:Workflow) WHERE w.id IN $ids WITH DISTINCT r "
-            "MATCH (r)-[:THREATENS]->(t:Workflow) "
-            "OPTIONAL MATCH (r)-[:MITIGATED_BY]->(i:Invariant) "
-            "RETURN r.id, r.statement, r.severity, t.id, i.id",
-            {"ids": ids},
-        )
+    def _risk_nodes(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         risks: dict[str, dict[str, Any]] = {}
-        for rid, statement, severity, workflow, invariant in rows:
+        for rid, statement, severity, workflow, invariant in self._rows(
+            "MATCH (k:Risk)-[:THREATENS]->(t:Workflow) WHERE k.id IN $ids "
+            "OPTIONAL MATCH (k)-[:MITIGATED_BY]->(i:Invariant) "
+            "RETURN k.id, k.statement, k.severity, t.id, i.id",
+            {"ids": ids},
+        ):
             risk = risks.setdefault(
                 rid,
-                {"id": rid, "statement": statement, "severity": severity, "workflows": set(), "mitigated_by": set()},
+                {
+                    "id": rid,
+                    "statement": statement,
+                    "severity": severity,
+                    "workflows": [],
+                    "mitigated_by": [],
+                },
             )
-            risk["workflows"].add(workflow)
+            risk["workflows"].append(workflow)
             if invariant is not None:
-                risk["mitigated_by"].add(invariant)
+                risk["mitigated_by"].append(invariant)
         for risk in risks.values():
-            risk["workflows"] = sorted(risk["workflows"])
-            risk["mitigated_by"] = sorted(risk["mitigated_by"])
-        return [risks[k] for k in sorted(risks)]
+            risk["workflows"] = sorted(set(risk["workflows"]))
+            risk["mitigated_by"] = sorted(set(risk["mitigated_by"]))
+        return risks
 
-    def _invariants(self, ids: list[str], entity_ids: list[str]) -> list[dict[str, Any]]:
-        reached = self._rows(
-            "MATCH (i:Invariant)-[:CONSTRAINS]->(x) WHERE x.id IN $targets RETURN i.id AS id "
-            "UNION MATCH (w:Workflow)<-[:THREATENS]-(:Risk)-[:MITIGATED_BY]->(i:Invariant) WHERE w.id IN $ids "
-            "RETURN i.id AS id",
-            {"targets": ids + entity_ids, "ids": ids},
-        )
-        rows = self._rows(
-            "MATCH (i:Invariant) WHERE i.id IN $invariants OPTIONAL MATCH (i)-[:CONSTRAINS]->(x) "
-            "RETURN i.id, i.statement, i.severity, x.id",
-            {"invariants": [r[0] for r in reached]},
-        )
+    def _invariant_nodes(self, ids: list[str]) -> dict[str, dict[str, Any]]:
         invariants: dict[str, dict[str, Any]] = {}
-        for iid, statement, severity, target in rows:
+        for iid, statement, severity, target in self._rows(
+            "MATCH (i:Invariant) WHERE i.id IN $ids OPTIONAL MATCH (i)-[:CONSTRAINS]->(x) "
+            "RETURN i.id, i.statement, i.severity, x.id",
+            {"ids": ids},
+        ):
             inv = invariants.setdefault(
                 iid, {"id": iid, "statement": statement, "severity": severity, "applies_to": []}
             )
@@ -425,32 +494,77 @@ class ProductStore:
                 inv["applies_to"].append(target)
         for inv in invariants.values():
             inv["applies_to"] = sorted(set(inv["applies_to"]))
-        return [invariants[k] for k in sorted(invariants)]
+        return invariants
 
-    def _scenarios(self, ids: list[str]) -> list[dict[str, Any]]:
-        rows = self._rows(
-            "MATCH (s:Scenario)-[:EXERCISES]->(w:Workflow) WHERE w.id IN $ids "
-            "RETURN s.id, s.title, w.id, s.given_text, s.when_text, s.then_text",
-            {"ids": ids},
-        )
-        return sorted(
-            ({"id": i, "title": t, "workflow": w, "given": g, "when": wh, "then": th} for i, t, w, g, wh, th in rows),
-            key=lambda r: r["id"],
-        )
-
-    def _proofs(self, targets: list[str]) -> list[dict[str, Any]]:
-        rows = self._rows(
+    def _proof_nodes(self, targets: list[str]) -> dict[str, dict[str, Any]]:
+        """Proofs that prove any of `targets`, each with every id it proves."""
+        proofs: dict[str, dict[str, Any]] = {}
+        for pid, requirement, kind, target in self._rows(
             "MATCH (p:Proof)-[:PROVES]->(x) WHERE x.id IN $targets WITH DISTINCT p "
             "MATCH (p)-[:PROVES]->(y) RETURN p.id, p.requirement, p.kind, y.id",
             {"targets": targets},
-        )
-        proofs: dict[str, dict[str, Any]] = {}
-        for pid, requirement, kind, target in rows:
-            proof = proofs.setdefault(pid, {"id": pid, "requirement": requirement, "kind": kind, "proves": []})
+        ):
+            proof = proofs.setdefault(
+                pid, {"id": pid, "requirement": requirement, "kind": kind, "proves": []}
+            )
             proof["proves"].append(target)
         for proof in proofs.values():
             proof["proves"] = sorted(set(proof["proves"]))
-        return [proofs[k] for k in sorted(proofs)]
+        return proofs
+
+
+# Binds r to each requested workflow and w to it and every workflow it includes, transitively.
+_REACH = "MATCH (r:Workflow)-[:INCLUDES*0..]->(w:Workflow) WHERE r.id IN $roots"
+CLOSURE_KEYS = (
+    "workflows",
+    "actors",
+    "personas",
+    "entities",
+    "states",
+    "surfaces",
+    "invariants",
+    "scenarios",
+    "risks",
+    "proofs",
+)
+
+
+def empty_closure() -> dict[str, Any]:
+    return {key: [] for key in CLOSURE_KEYS}
+
+
+def _sorted_values(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    return [records[k] for k in sorted(records)]
+
+
+def _preorder(root: str, workflows: dict[str, dict[str, Any]]) -> list[str]:
+    """The root, then its included workflows depth-first in declaration order, each once."""
+    order: list[str] = []
+    seen: set[str] = set()
+    stack = [root]
+    while stack:  # iterative: include chains may be deeper than Python's recursion limit
+        wid = stack.pop()
+        if wid in seen:
+            continue
+        seen.add(wid)
+        order.append(wid)
+        stack.extend(reversed(workflows[wid]["includes"]))
+    return order
+
+
+def merge_closures(closures: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The closure of several roots: the roots in the order given, then each root's included
+    workflows in its own depth-first order, each workflow once; every other list is the union by id,
+    sorted by id. Pure."""
+    if len(closures) == 1:
+        return closures[0]
+    merged = empty_closure()
+    firsts = [c["workflows"][0] for c in closures]
+    rest = [w for c in closures for w in c["workflows"][1:]]
+    merged["workflows"] = list({w["id"]: w for w in reversed([*firsts, *rest])}.values())[::-1]
+    for key in CLOSURE_KEYS[1:]:
+        merged[key] = _sorted_values({r["id"]: r for c in closures for r in c[key]})
+    return merged
 
 
 def obligations(closure: dict[str, Any]) -> list[dict[str, Any]]:
@@ -458,7 +572,9 @@ def obligations(closure: dict[str, Any]) -> list[dict[str, Any]]:
     (in that kind order), each kind sorted by id. Pure."""
     out: list[dict[str, Any]] = []
     for inv in sorted(closure.get("invariants", []), key=lambda r: r["id"]):
-        out.append({"kind": "invariant", "id": inv["id"], "text": inv["statement"], "severity": inv["severity"]})
+        out.append(
+            {"kind": "invariant", "id": inv["id"], "text": inv["statement"], "severity": inv["severity"]}
+        )
     for risk in sorted(closure.get("risks", []), key=lambda r: r["id"]):
         out.append(
             {
@@ -472,5 +588,12 @@ def obligations(closure: dict[str, Any]) -> list[dict[str, Any]]:
     for sc in sorted(closure.get("scenarios", []), key=lambda r: r["id"]):
         out.append({"kind": "scenario", "id": sc["id"], "text": sc["title"]})
     for proof in sorted(closure.get("proofs", []), key=lambda r: r["id"]):
-        out.append({"kind": "proof", "id": proof["id"], "text": proof["requirement"], "proves": list(proof["proves"])})
+        out.append(
+            {
+                "kind": "proof",
+                "id": proof["id"],
+                "text": proof["requirement"],
+                "proves": list(proof["proves"]),
+            }
+        )
     return out

@@ -15,7 +15,15 @@ from typing import Any
 
 import blake3
 
-from lamina.graph.model import KIND_OF_CLASS, ORDERED_LISTS, Node, Operation, ProductGraph, Transition, Workflow
+from lamina.graph.model import (
+    KIND_OF_CLASS,
+    ORDERED_LISTS,
+    Node,
+    Operation,
+    ProductGraph,
+    Transition,
+    Workflow,
+)
 
 # Bump when the canonical serialization itself changes, so old and new versions never collide.
 CANONICAL_FORMAT = "lamina-product-graph/1"

@@ -15,3 +15,20 @@ export async function unsubscribeFromLink(url: string): Promise<string> {
   await api.get(`/newsletter/unsubscribe?email=${encodeURIComponent(email)}&sig=${sig}`);
   return "You will not receive marketing emails any more.";
 }
+
+export type Topic = "new_arrivals" | "sales" | "seller_spotlights";
+
+export interface Preferences {
+  topics: Topic[];
+  frequency: "weekly" | "monthly";
+}
+
+export function isLikelyEmail(value: string): boolean {
+  return /^[^@\s]+@[^@\s]+\.[^@\s]{2,}$/.test(value.trim());
+}
+
+// Preference centre: fewer topics instead of unsubscribing altogether.
+export async function savePreferences(email: string, sig: string, prefs: Preferences): Promise<void> {
+  if (prefs.topics.length === 0) throw new Error("Choose at least one topic, or unsubscribe instead.");
+  await api.put(`/newsletter/preferences?email=${encodeURIComponent(email)}&sig=${sig}`, prefs);
+}

@@ -1,0 +1,242 @@
+"""The index as a build graph, through the real CLI: real git repositories, real graphd, real model."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_lamina
+from tests.helpers import EXAMPLE_GRAPH, git, make_repo
+
+pytestmark = pytest.mark.slow
+
+CONFIG = '[graph]\npaths = ["product/**/*.toml"]\n[index]\ninclude = ["**/*"]\nexclude = ["product/**"]\n'
+
+
+def _module(name: str, functions: int, offset: int = 0) -> str:
+    parts = [f'"""The {name} module."""\n\n']
+    for i in range(functions):
+        parts.append(f"def {name}_step_{i + offset}(order, amount):\n"
+                     f'    """Handle {name} step {i + offset} for an order."""\n'
+                     f"    total = amount * {i + 2} + {i + offset}\n"
+                     f"    return order.apply('{name}-{i + offset}', total)\n\n\n")
+    return "".join(parts)
+
+
+@pytest.fixture()
+def repo(tmp_path: Path, lamina_home: Path):
+    path = make_repo(tmp_path / "shop", {
+        "lamina.toml": CONFIG,
+        "product/checkout.toml": EXAMPLE_GRAPH.read_text(),
+        "src/payments.py": _module("payment", 4),
+        "src/refunds.py": _module("refund", 4),
+        "src/shipping.py": _module("shipping", 3),
+    })  # fmt: skip
+    yield path
+    run_lamina("graphd", "stop", cwd=path)
+
+
+def prepare(repo: Path, *extra: str, task: str = "capture payment for an order") -> dict:
+    proc = run_lamina("work", "prepare", task, "--json", *extra, cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def status(repo: Path) -> dict:
+    proc = run_lamina("context", "status", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def search_files(repo: Path, text: str) -> list[str]:
+    proc = run_lamina("context", "search", text, "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return [s["file"] for s in json.loads(proc.stdout)["sources"]]
+
+
+def test_cold_build_then_noop(repo: Path) -> None:
+    packet = prepare(repo)
+    st = status(repo)
+    assert st["fresh"] is True and st["generation"] == packet["index"]["generation"]
+    assert st["source_chunks"] == st["last_build"]["chunks_total"] > 0
+    assert st["workflows"] == 1
+    assert st["last_build"]["chunks_embedded"] == st["last_build"]["chunks_total"]
+    again = prepare(repo)
+    assert again["index"]["generation"] == packet["index"]["generation"]
+    check = run_lamina("work", "prepare", "x", "--check", cwd=repo)
+    assert check.returncode == 0
+
+
+def test_noop_check_imports_neither_doit_nor_the_model(repo: Path) -> None:
+    prepare(repo)
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "lamina.cli", "work", "prepare", "x", "--check"],
+                          cwd=repo, capture_output=True, text=True, env=os.environ)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    assert not {"doit", "onnxruntime", "tree_sitter", "real_ladybug"} & imported
+
+
+def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:
+    prepare(repo)
+    path = repo / "src/refunds.py"
+    path.write_text(path.read_text().replace("total = amount * 3 + 1", "total = amount * 3 + 1 - fee(order)"))
+    assert run_lamina("work", "prepare", "x", "--check", cwd=repo).returncode == 1
+    prepare(repo)
+    build = status(repo)["last_build"]
+    assert build["chunks_embedded"] == 1
+    assert build["chunks_reused"] == build["chunks_total"] - 1
+
+
+def test_rename_embeds_nothing_and_delete_removes_results(repo: Path) -> None:
+    prepare(repo)
+    git(repo, "mv", "src/shipping.py", "src/delivery.py")
+    git(repo, "commit", "-qm", "rename")
+    prepare(repo)
+    assert status(repo)["last_build"]["chunks_embedded"] == 0
+    assert "src/delivery.py" in search_files(repo, "shipping step")
+    git(repo, "rm", "-q", "src/delivery.py")
+    git(repo, "commit", "-qm", "delete")
+    prepare(repo)
+    files = search_files(repo, "shipping step")
+    assert "src/delivery.py" not in files and "src/shipping.py" not in files
+
+
+def test_branch_switch_and_back_embeds_nothing(repo: Path) -> None:
+    first = prepare(repo)["index"]["generation"]
+    git(repo, "checkout", "-qb", "feature")
+    (repo / "src/tax.py").write_text(_module("tax", 2))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tax")
+    feature = prepare(repo)
+    assert status(repo)["last_build"]["chunks_embedded"] == 3  # two functions and the module docstring
+    git(repo, "checkout", "-q", "main")
+    back = prepare(repo)
+    assert back["index"]["generation"] == first  # main's own generation is still current: nothing rebuilt
+    git(repo, "checkout", "-q", "feature")
+    assert prepare(repo)["index"]["generation"] == feature["index"]["generation"]
+
+
+def test_second_worktree_has_its_own_generation_and_shares_the_store(repo: Path, tmp_path: Path) -> None:
+    main_gen = prepare(repo)["index"]["generation"]
+    other = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(other), "-b", "wt-branch")
+    packet = prepare(other)
+    st = status(other)
+    assert packet["index"]["generation"] != main_gen
+    assert st["identity"]["worktree"] == str(other.resolve())
+    assert st["last_build"]["chunks_embedded"] == 0
+    assert status(repo)["generation"] == main_gen
+
+
+def test_uncommitted_edits_are_indexed(repo: Path) -> None:
+    prepare(repo)
+    (repo / "src/loyalty.py").write_text("def award_loyalty_points(customer):\n    return customer.points + 10\n")
+    prepare(repo)
+    assert "src/loyalty.py" in search_files(repo, "award loyalty points")
+    assert "+dirty." in status(repo)["source_revision"]
+
+
+def test_hostile_files_are_skipped_and_counted(repo: Path) -> None:
+    (repo / "blob.bin").write_bytes(b"\x00\x01binary" * 100)
+    with open(repo / "huge.txt", "wb") as fh:
+        fh.truncate(50 * 1024 * 1024)
+    (repo / "latin1.py").write_bytes(b"def caf\xe9():\n    return '\xff\xfe'\n")
+    os.symlink("/etc/passwd", repo / "escape.txt")
+    prepare(repo)
+    build = status(repo)["last_build"]
+    assert build["skipped_by_reason"]["binary"] >= 1
+    assert build["skipped_by_reason"]["too_large"] >= 1
+    assert build["skipped_by_reason"]["symlink"] >= 1
+    files = search_files(repo, "caf")
+    assert "latin1.py" in files and "escape.txt" not in files
+
+
+def test_sigkill_during_build_keeps_current_and_resumes(repo: Path) -> None:
+    first = prepare(repo)["index"]["generation"]
+    for i in range(12):
+        (repo / f"src/bulk_{i}.py").write_text(_module(f"bulk{i}", 40, offset=i * 100))
+    store = Path(status(repo)["store"]) / "cas.sqlite"
+    proc = subprocess.Popen([sys.executable, "-m", "lamina.cli", "work", "prepare", "x", "--json"], cwd=repo,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ)
+    db = sqlite3.connect(store, timeout=30)
+    baseline = db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
+    while proc.poll() is None:  # wait until the build has committed at least one batch of new embeddings
+        if db.execute("SELECT count(*) FROM embeddings").fetchone()[0] > baseline:
+            break
+        time.sleep(0.05)  # a poll interval, not a race fix: the loop waits for an observed condition
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done_before_kill = db.execute("SELECT count(*) FROM embeddings").fetchone()[0] - baseline
+    db.close()
+    st = status(repo)
+    assert st["generation"] == first and st["fresh"] is False
+    prepare(repo)
+    build = status(repo)["last_build"]
+    assert done_before_kill > 0
+    assert build["chunks_embedded"] == 12 * 41 - done_before_kill  # 40 functions + module chunk per file
+
+
+def test_two_concurrent_prepares(repo: Path) -> None:
+    results: list[subprocess.CompletedProcess[str]] = []
+    threads = [threading.Thread(target=lambda: results.append(run_lamina("work", "prepare", "refund", "--json",
+                                                                        cwd=repo))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [r.returncode for r in results] == [0, 0], [r.stderr for r in results]
+    gens = {json.loads(r.stdout)["index"]["generation"] for r in results}
+    assert len(gens) == 1
+
+
+def test_second_clone_with_restored_store_embeds_nothing(repo: Path, tmp_path: Path) -> None:
+    prepare(repo)
+    store = Path(status(repo)["store"])
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    restored = tmp_path / "ci-cache"
+    subprocess.run(["cp", "-r", str(store), str(restored)], check=True)
+    env = {"LAMINA_STORE": str(restored)}
+    proc = run_lamina("work", "prepare", "capture payment", "--json", "--require-cached", cwd=clone, env=env)
+    try:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        st = json.loads(run_lamina("context", "status", "--json", cwd=clone, env=env).stdout)
+        assert st["last_build"]["chunks_embedded"] == 0
+        (clone / "src/new.py").write_text("def brand_new_thing():\n    return 42\n")
+        refused = run_lamina("work", "prepare", "x", "--json", "--require-cached", cwd=clone, env=env)
+        assert refused.returncode != 0
+        assert json.loads(refused.stdout)["error"]["code"] == "LAMINA_NOT_CACHED"
+    finally:
+        run_lamina("graphd", "stop", cwd=clone)
+
+
+def test_rebuild_makes_a_new_generation(repo: Path) -> None:
+    first = prepare(repo)["index"]["generation"]
+    proc = run_lamina("context", "rebuild", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    st = status(repo)
+    assert st["generation"] != first and st["fresh"] is True
+    assert st["last_build"]["chunks_embedded"] == 0  # the store still has every embedding
+
+
+def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:
+    assert run_lamina("init", cwd=repo).returncode == 0
+    prepare(repo)
+    listing = subprocess.run([sys.executable, "-m", "doit", "list", "--all"], cwd=repo, capture_output=True,
+                             text=True, env=os.environ)
+    assert listing.returncode == 0, listing.stderr
+    names = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
+    assert {"manifest", "chunks", "embeddings", "generation", "chunks:00", "embeddings:workflows"} <= set(names)
+    assert len(listing.stdout.splitlines()) < 100
+    info = subprocess.run([sys.executable, "-m", "doit", "info", "generation"], cwd=repo, capture_output=True,
+                          text=True, env=os.environ)
+    assert info.returncode == 0 and "graphd" in info.stdout
