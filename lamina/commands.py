@@ -176,7 +176,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     ctx = _context(args, allow_lexical=True)
     ensure_fresh(ctx)
     with connect(ctx.ws) as client:
-        result = client.call("query.search", identity=ctx.identity.key, text=args.text)
+        result = client.call("query.search", identity=ctx.identity.key, text=args.text, ranker=args.ranker)
     result.pop("ok", None)
     human = "\n".join(f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
                       f"{'; '.join(s['reasons'])}" for s in result["sources"]) or "(no sources)"
@@ -285,6 +285,8 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_rebuild)
     p = ctx.add_parser("search", help="source localization only, for diagnosis")
     p.add_argument("text")
+    p.add_argument("--ranker", choices=("hybrid", "lexical", "dense"), default="hybrid",
+                   help="rank with one ranker alone (diagnosis, evaluation); default: the packet's policy")
     p.add_argument("--quiet", action="store_true")
     add_json_flag(p)
     p.set_defaults(handler=cmd_search)

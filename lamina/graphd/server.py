@@ -215,7 +215,10 @@ class GraphDaemon:
     def op_query_search(self, header: dict[str, Any], payload: bytes) -> Reply:
         identity = _require(header, "identity", str)
         text = _require(header, "text", str)
-        return self.retrieval.search(identity, text), b""
+        ranker = header.get("ranker", "hybrid")
+        if ranker not in ("hybrid", "lexical", "dense"):
+            raise LaminaError("LAMINA_PROTOCOL", f"unknown ranker {ranker!r}")
+        return self.retrieval.search(identity, text, ranker), b""
 
     # --- connection handling ---------------------------------------------------------------------
     def handle_connection(self, conn: socket.socket) -> None:

@@ -112,6 +112,12 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
+def workflow_meta(doc: Any) -> str:
+    """What selection needs of a root besides its text: status, aliases and direct terms (JSON)."""
+    return json.dumps({"status": doc.status, "aliases": list(doc.aliases),
+                       "terms": {k: list(v) for k, v in sorted(doc.terms.items())}}, sort_keys=True)
+
+
 # --- step 1: manifest ------------------------------------------------------------------------------
 def step_manifest(ctx: BuildContext) -> None:
     """Select files (git + lamina.toml), assign them to shards, load the graph, write the manifest."""
@@ -132,8 +138,7 @@ def step_manifest(ctx: BuildContext) -> None:
     version = graph_version(graph)
     records, texts = [], {}
     for doc in workflow_documents(graph):
-        meta = json.dumps({"status": doc.status, "aliases": list(doc.aliases),
-                           "terms": {k: list(v) for k, v in sorted(doc.terms.items())}}, sort_keys=True)
+        meta = workflow_meta(doc)
         digest = text_digest(doc.text)
         texts[digest] = doc.text
         records.append({

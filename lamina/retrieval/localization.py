@@ -57,17 +57,26 @@ def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a["start_line"] <= b["end_line"] + 1 and b["start_line"] <= a["end_line"] + 1
 
 
+RANKERS = ("lexical", "dense")
+
+
 def localize(
-    corpus: ChunkCorpus, query: str, query_vector: np.ndarray | None, limit: int = SOURCES_LIMIT
+    corpus: ChunkCorpus,
+    query: str,
+    query_vector: np.ndarray | None,
+    limit: int = SOURCES_LIMIT,
+    rankers: Sequence[str] = RANKERS,
 ) -> list[dict[str, Any]]:
-    """Ranked sources, one entry per symbol (overlapping windows merged), best first."""
+    """Ranked sources, one entry per symbol (overlapping windows merged), best first.
+
+    `rankers` narrows the policy to one ranker for diagnosis and evaluation (`context search --ranker`)."""
     if len(corpus) == 0:
         return []
     tokens = tokenize(query)
-    rankings: dict[str, list[int]] = {
-        "lexical": [i for i, _ in top_k(bm25_scores(corpus.bm25, tokens), RANK_DEPTH, min_score=0.0)]
-    }
-    if query_vector is not None and corpus.matrix is not None:
+    rankings: dict[str, list[int]] = {}
+    if "lexical" in rankers:
+        rankings["lexical"] = [i for i, _ in top_k(bm25_scores(corpus.bm25, tokens), RANK_DEPTH, min_score=0.0)]
+    if "dense" in rankers and query_vector is not None and corpus.matrix is not None:
         rankings["dense"] = [i for i, _ in top_k(cosine_scores(corpus.matrix, query_vector), RANK_DEPTH)]
     query_terms = set(tokens)
     kept: list[dict[str, Any]] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,10 @@ from lamina.constants import (
     RRF_K,
     SELECT_MIN_MARGIN,
 )
+from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
+from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
+from lamina.retrieval.tokenize import tokenize
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,16 @@ class Candidate:
     filtered: str | None
     cosine: float | None = None
     coverage: float = 0.0
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The named thresholds that turn rankings into an outcome (defaults: lamina/constants.py)."""
+
+    dense_min_cosine: float = DENSE_MIN_COSINE
+    lexical_min_coverage: float = LEXICAL_MIN_COVERAGE
+    select_min_margin: float = SELECT_MIN_MARGIN
+    dense_ambiguity_margin: float = DENSE_AMBIGUITY_MARGIN
 
 
 @dataclass(frozen=True)
@@ -112,6 +126,7 @@ def select(
     lexical_scores: np.ndarray,
     coverage: np.ndarray,
     dense_scores: np.ndarray | None,
+    thresholds: Thresholds = Thresholds(),
 ) -> Selection:
     """Decide the outcome. lexical_scores/coverage/dense_scores are aligned with `roots`."""
     status_of = {r.workflow: r.status for r in roots}
@@ -156,15 +171,63 @@ def select(
     if not active:
         return Selection("new_workflow_required", (), shown, ("no active root matched",))
     best = active[0]
-    relevant = (best.cosine is not None and best.cosine >= DENSE_MIN_COSINE) or best.coverage >= LEXICAL_MIN_COVERAGE
+    relevant = (
+        best.cosine is not None and best.cosine >= thresholds.dense_min_cosine
+    ) or best.coverage >= thresholds.lexical_min_coverage
     if not relevant:
         return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
     if len(active) > 1:
         second = active[1]
-        close_score = best.score - second.score < SELECT_MIN_MARGIN
+        close_score = best.score - second.score < thresholds.select_min_margin
         close_dense = (
-            best.cosine is None or second.cosine is None or abs(best.cosine - second.cosine) < DENSE_AMBIGUITY_MARGIN
+            best.cosine is None
+            or second.cosine is None
+            or abs(best.cosine - second.cosine) < thresholds.dense_ambiguity_margin
         )
         if close_score and close_dense:
             return Selection("ambiguous", (), shown, ("top roots not separated",))
     return Selection("selected", (best.workflow,), shown, ("fused ranking",))
+
+
+def select_for_task(
+    task: str,
+    roots: Sequence[RootDoc],
+    root_bm25: BM25Index,
+    root_matrix: np.ndarray | None,
+    query_vector: np.ndarray | None,
+    thresholds: Thresholds = Thresholds(),
+) -> Selection:
+    """Score every root document for the task (BM25, coverage, cosine) and decide. Used by graphd and by
+    bench/quality.py, so the evaluation measures exactly what users get."""
+    tokens = tokenize(task)
+    lexical = bm25_scores(root_bm25, tokens)
+    distinct = max(1, len(set(tokens)))
+    coverage = np.array([len(matched_terms(root_bm25, i, tokens)) / distinct for i in range(len(roots))],
+                        dtype=np.float32)
+    dense = cosine_scores(root_matrix, query_vector) if (query_vector is not None and root_matrix is not None) else None
+    return select(task, roots, lexical, coverage, dense, thresholds)
+
+
+@dataclass(frozen=True)
+class RootIndex:
+    """The roots' ranking structures, in one canonical order (by id) so results never depend on load order."""
+
+    roots: tuple[RootDoc, ...]
+    bm25: BM25Index
+    matrix: np.ndarray | None
+
+
+def root_doc_from_meta(workflow: str, meta: Mapping[str, Any]) -> RootDoc:
+    """A root as stored in a generation: `meta` is what lamina.index.worker.workflow_meta wrote."""
+    return RootDoc(workflow, str(meta["status"]), tuple(meta["aliases"]),
+                   {k: tuple(v) for k, v in meta["terms"].items()})
+
+
+def build_root_index(entries: Sequence[tuple[RootDoc, str, np.ndarray | None]]) -> RootIndex:
+    """entries: (root, document text, embedding or None)."""
+    ordered = sorted(entries, key=lambda e: e[0].workflow)
+    vectors = [e[2] for e in ordered]
+    matrix = None
+    if vectors and all(v is not None for v in vectors):
+        matrix = np.ascontiguousarray(np.vstack(vectors), dtype=np.float32)
+    return RootIndex(tuple(e[0] for e in ordered), build_bm25([{"body": e[1]} for e in ordered]), matrix)

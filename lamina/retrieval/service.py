@@ -13,11 +13,15 @@ import numpy as np
 
 from lamina.errors import LaminaError
 from lamina.packet import build_packet
-from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
-from lamina.retrieval.dense import cosine_scores
+from lamina.retrieval.bm25 import BM25Index
 from lamina.retrieval.localization import ChunkCorpus, build_chunk_corpus, localize
-from lamina.retrieval.selection import RootDoc, Selection, select
-from lamina.retrieval.tokenize import tokenize
+from lamina.retrieval.selection import (
+    RootDoc,
+    Selection,
+    build_root_index,
+    root_doc_from_meta,
+    select_for_task,
+)
 
 WARM_GENERATIONS = 4  # generations kept in memory (one per recently used branch/worktree)
 
@@ -47,22 +51,15 @@ def load_state(index: Any, generation: str) -> GenerationState:
     table = index.generation_documents(generation)
     cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "vector"}
     vectors = table.column("vector").to_pylist()
-    is_root = [k == "workflow" for k in cols["kind"]]
-    roots, root_texts, root_vecs = [], [], []
-    chunk_rows = []
-    for i, root_doc in enumerate(is_root):
-        if root_doc:
-            meta = json.loads(cols["meta"][i])
-            roots.append(RootDoc(cols["symbol"][i], meta["status"], tuple(meta["aliases"]),
-                                 {k: tuple(v) for k, v in meta["terms"].items()}))
-            root_texts.append(cols["text"][i])
-            root_vecs.append(vectors[i])
+    entries, chunk_rows = [], []
+    for i, kind in enumerate(cols["kind"]):
+        if kind == "workflow":
+            root = root_doc_from_meta(cols["symbol"][i], json.loads(cols["meta"][i]))
+            vector = None if vectors[i] is None else np.frombuffer(vectors[i], dtype="<f4")
+            entries.append((root, cols["text"][i], vector))
         else:
             chunk_rows.append(i)
-    order = sorted(range(len(roots)), key=lambda j: roots[j].workflow)
-    roots = [roots[j] for j in order]
-    root_texts = [root_texts[j] for j in order]
-    root_vecs = [root_vecs[j] for j in order]
+    root_index = build_root_index(entries)
     chunk_rows.sort(key=lambda i: (cols["path"][i], cols["start_line"][i], cols["part"][i]))
     pick = lambda name: [cols[name][i] for i in chunk_rows]  # noqa: E731
     chunks = build_chunk_corpus(
@@ -73,9 +70,9 @@ def load_state(index: Any, generation: str) -> GenerationState:
         generation=generation,
         manifest=info.manifest,
         digest=info.committed_digest,
-        roots=tuple(roots),
-        root_bm25=build_bm25([{"body": t} for t in root_texts]),
-        root_matrix=_matrix(root_vecs),
+        roots=root_index.roots,
+        root_bm25=root_index.bm25,
+        root_matrix=root_index.matrix,
         chunks=chunks,
         model_digest=str(info.manifest.get("model_digest", "")),
     )
@@ -132,17 +129,6 @@ class RetrievalService:
     def drop_embedder(self) -> None:
         self._embedder = None
 
-    def _select(self, task: str, state: GenerationState, qvec: np.ndarray | None) -> Selection:
-        tokens = tokenize(task)
-        lexical = bm25_scores(state.root_bm25, tokens)
-        distinct = set(tokens)
-        coverage = np.array(
-            [len(matched_terms(state.root_bm25, i, tokens)) / max(1, len(distinct)) for i in range(len(state.roots))],
-            dtype=np.float32,
-        )
-        dense = cosine_scores(state.root_matrix, qvec) if (qvec is not None and state.root_matrix is not None) else None
-        return select(task, state.roots, lexical, coverage, dense)
-
     def prepare(self, identity: str, task: str, workflow: str | None, fresh: bool | None) -> dict[str, Any]:
         state = self.state(identity)
         qvec, dense_error = self.embed_query(task, state)
@@ -164,7 +150,7 @@ class RetrievalService:
                     f"automatic Workflow selection needs dense retrieval, which is unavailable: {dense_error.message}",
                     dense_error.effective_hint + " Or name the workflow with --workflow <id> (lexical only).",
                 )
-            selection = self._select(task, state, qvec)
+            selection = select_for_task(task, state.roots, state.root_bm25, state.root_matrix, qvec)
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
         sources = localize(state.chunks, task, qvec)
@@ -181,12 +167,16 @@ class RetrievalService:
             sources=sources,
         )
 
-    def search(self, identity: str, text: str) -> dict[str, Any]:
+    def search(self, identity: str, text: str, ranker: str = "hybrid") -> dict[str, Any]:
         state = self.state(identity)
-        qvec, _ = self.embed_query(text, state)
+        qvec, dense_error = self.embed_query(text, state)
+        if ranker == "dense" and qvec is None:
+            assert dense_error is not None
+            raise dense_error
+        rankers = {"hybrid": ("lexical", "dense"), "lexical": ("lexical",), "dense": ("dense",)}[ranker]
         return {
             "query": text,
-            "retrieval": {"mode": "hybrid" if qvec is not None else "lexical_degraded"},
-            "sources": localize(state.chunks, text, qvec),
+            "retrieval": {"mode": "hybrid" if qvec is not None else "lexical_degraded", "ranker": ranker},
+            "sources": localize(state.chunks, text, qvec, rankers=rankers),
             "trust": {"sources": "untrusted"},
         }
