@@ -209,7 +209,7 @@ def cmd_graphd_status(args: argparse.Namespace) -> int:
     info = status(open_workspace(Path.cwd()))
     if info is None:
         emit(args, {"running": False}, "graphd is not running")
-        return 3
+        return 1
     info.pop("ok", None)
     info["running"] = True
     emit(args, info, "\n".join(f"{k}: {v}" for k, v in info.items()))
@@ -298,7 +298,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_graph_check)
 
     gd = sub.add_parser("graphd", help="the graph daemon").add_subparsers(dest="cmd", required=True)
-    p = gd.add_parser("status", help="pid, socket, uptime, databases (exit 3 when not running)")
+    p = gd.add_parser("status", help="pid, socket, uptime, databases (exit 1 when not running)")
     add_json_flag(p)
     p.set_defaults(handler=cmd_graphd_status)
     p = gd.add_parser("stop", help="stop graphd for this repository")

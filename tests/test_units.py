@@ -1,0 +1,148 @@
+"""Fast tier: pure functions and small contracts, no daemon, no model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lamina.config import load_config
+from lamina.errors import ERROR_CODES, LaminaError
+from lamina.graphd import protocol
+from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
+from lamina.retrieval.bm25 import build_bm25
+from lamina.retrieval.selection import RootDoc, Thresholds, exact_matches, select, select_for_task
+from tests.conftest import ROOT, run_lamina
+
+KEY = b"k" * 32
+NONCE = b"n" * 16
+
+
+def test_error_docs_match_the_code_table() -> None:
+    doc = (ROOT / "docs" / "errors.md").read_text()
+    for code, (status, _hint) in ERROR_CODES.items():
+        assert f"| `{code}` | {status} |" in doc
+    statuses = [s for s, _ in ERROR_CODES.values()]
+    assert len(statuses) == len(set(statuses)) and 0 not in statuses and 1 not in statuses
+
+
+def test_unknown_error_code_is_refused() -> None:
+    with pytest.raises(ValueError):
+        LaminaError("LAMINA_NOPE", "x")
+
+
+@pytest.mark.parametrize("text, fragment", [
+    ("[index\n", "not valid TOML"),
+    ("[indexx]\n", "unknown section"),
+    ("[index]\nincldue = ['a']\n", "unknown key"),
+    ("[index]\nmax_file_bytes = 'big'\n", "wrong type"),
+    ("[graph]\npaths = [1]\n", "list of strings"),
+])
+def test_malformed_config_is_a_coded_error(tmp_path: Path, text: str, fragment: str) -> None:
+    (tmp_path / "lamina.toml").write_text(text)
+    with pytest.raises(LaminaError) as err:
+        load_config(tmp_path)
+    assert err.value.code == "LAMINA_CONFIG" and fragment in err.value.message
+
+
+def test_frames_round_trip_and_reject_tampering() -> None:
+    frame = protocol.encode_frame(KEY, NONCE, protocol.TO_SERVER, 7, {"op": "ping"}, b"payload")
+    body = frame[4:]
+    opened = protocol.open_body(KEY, NONCE, protocol.TO_SERVER, body, 6)
+    assert (opened.seq, opened.header, opened.payload) == (7, {"op": "ping"}, b"payload")
+    tampered = bytearray(body)
+    tampered[-1] ^= 1
+    for bad, last, direction in [(bytes(tampered), 6, protocol.TO_SERVER), (body, 7, protocol.TO_SERVER),
+                                 (body, 6, protocol.TO_CLIENT)]:
+        with pytest.raises(LaminaError) as err:
+            protocol.open_body(KEY, NONCE, direction, bad, last)
+        assert err.value.code == "LAMINA_GRAPHD_AUTH"
+    with pytest.raises(LaminaError):  # another connection's nonce
+        protocol.open_body(KEY, b"m" * 16, protocol.TO_SERVER, body, 6)
+
+
+def test_membership_digest_is_order_free_and_content_addressed() -> None:
+    assert membership_digest(["b", "a", "a"]) == membership_digest(["a", "b"])
+    assert membership_digest(["a"]) != membership_digest(["a", "b"])
+    t = text_digest("def f(): pass")
+    assert embedding_key("m1", t) == embedding_key("m1", t) != embedding_key("m2", t)
+    moved = version_id("chunk", "a.py", "f", "function", 10, 12, 0, t)
+    assert moved != version_id("chunk", "a.py", "f", "function", 11, 13, 0, t)  # positions: a new version
+    assert embedding_key("m1", t) == embedding_key("m1", text_digest("def f(): pass"))  # but the same embedding
+
+
+ROOTS = [
+    RootDoc("refund-order", "active", ("refund a paid order",), {"entity": ("order", "refund")}),
+    RootDoc("cancel-order", "active", ("cancel order",), {"entity": ("order",), "operation": ("cancel the order",)}),
+    RootDoc("loyalty-points", "retired", ("reward points",), {"entity": ("points",)}),
+]
+
+
+def test_exact_id_and_alias_match_whole_phrases_only() -> None:
+    assert exact_matches("please refund-order now", ROOTS) == ["refund-order"]
+    assert exact_matches("Refund a paid order, quickly", ROOTS) == ["refund-order"]
+    assert exact_matches("refund-orders are slow", ROOTS) == []
+    assert exact_matches("precancel order", ROOTS) == []
+
+
+def _scores(lex: list[float], cov: list[float], dense: list[float] | None):
+    return np.array(lex, dtype=np.float32), np.array(cov, dtype=np.float32), (
+        None if dense is None else np.array(dense, dtype=np.float32))
+
+
+def test_exact_match_wins_absolutely_and_two_give_multi() -> None:
+    lex, cov, dense = _scores([0.0, 5.0, 0.0], [0.0, 1.0, 0.0], [0.1, 0.9, 0.1])
+    sel = select("refund-order please", ROOTS, lex, cov, dense)
+    assert sel.status == "selected" and sel.workflows == ("refund-order",)
+    assert select("refund-order then cancel-order", ROOTS, lex, cov, dense).status == "multi_workflow"
+
+
+def test_inactive_exact_match_is_filtered_not_selected() -> None:
+    lex, cov, dense = _scores([0.0, 0.0, 3.0], [0.0, 0.0, 1.0], [0.1, 0.1, 0.8])
+    sel = select("reward points for customers", ROOTS, lex, cov, dense)
+    assert "loyalty-points" not in sel.workflows
+    assert [c.filtered for c in sel.candidates if c.workflow == "loyalty-points"] == ["inactive:retired"]
+
+
+def test_outcomes_follow_the_named_thresholds() -> None:
+    th = Thresholds(dense_min_cosine=0.4, lexical_min_coverage=0.5, select_min_margin=0.002,
+                    dense_ambiguity_margin=0.03)
+    lex, cov, dense = _scores([2.0, 1.0, 0.0], [0.6, 0.2, 0.0], [0.6, 0.3, 0.1])
+    assert select("something about orders", ROOTS, lex, cov, dense, th).status == "selected"
+    lex, cov, dense = _scores([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.2, 0.25, 0.1])
+    assert select("dark mode", ROOTS, lex, cov, dense, th).status == "new_workflow_required"
+    lex, cov, dense = _scores([1.0, 1.0, 0.0], [0.5, 0.5, 0.0], [0.50, 0.51, 0.1])
+    sel = select("it is about orders", ROOTS, lex, cov, dense, th)
+    assert sel.status == "ambiguous" and sel.workflows == ()
+
+
+def test_boosts_are_small_capped_and_deterministic() -> None:
+    bm25 = build_bm25([{"body": "cancel an order"}, {"body": "points"}, {"body": "refund a paid order"}])
+    ordered = sorted(ROOTS, key=lambda r: r.workflow)
+    matrix = np.eye(3, dtype=np.float32)
+    a = select_for_task("cancel the order for a customer", ordered, bm25, matrix, matrix[0])
+    b = select_for_task("cancel the order for a customer", ordered, bm25, matrix, matrix[0])
+    assert a == b
+    top = a.candidates[0]
+    assert top.workflow == "cancel-order" and {x.kind for x in top.boosts} == {"entity", "operation"}
+    assert sum(x.value for x in top.boosts) <= 0.01
+
+
+def test_cli_usage_error_and_help() -> None:
+    proc = run_lamina("--help")
+    assert proc.returncode == 0 and "work" in proc.stdout and "context" in proc.stdout
+    assert run_lamina("work").returncode == 2
+
+
+def test_graph_check_reports_every_problem_as_json(tmp_path: Path) -> None:
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "r", {"product/bad.toml": '[[actor]]\nid = "Bad Id"\n\n[[persona]]\nid = "p"\n'
+                                                          'name = "P"\nactor = "ghost"\n'})
+    proc = run_lamina("graph", "check", "--json", cwd=repo)
+    body = json.loads(proc.stdout)
+    assert proc.returncode == ERROR_CODES["LAMINA_GRAPH_INVALID"][0]
+    message = body["error"]["message"]
+    assert "Bad Id" in message and "ghost" in message and "name" in message
