@@ -56,7 +56,7 @@ def context_for(
     model, model_digest = runtime_identity(allow_lexical)
     return BuildContext(
         ws=ws, config=config, identity=identity, state=state, model=model, model_digest=model_digest,
-        fingerprint=fingerprint(location.root, state, identity, config.graph.paths, model_digest),
+        fingerprint=fingerprint(location.root, state, identity, config, model_digest),
         require_cached=require_cached, progress=Progress(quiet=quiet),
     )  # fmt: skip
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import blake3
 
+from lamina.config import Config
 from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION
 from lamina.repo.git import Identity, WorkingState, digest_paths
 
@@ -58,19 +59,28 @@ def glob_files(root: Path, globs: tuple[str, ...]) -> list[Path]:
     return sorted(found)
 
 
-def fingerprint(
-    root: Path, state: WorkingState, identity: Identity, graph_globs: tuple[str, ...], model_digest: str
-) -> str:
+def indexed_changes(state: WorkingState, config: Config) -> tuple[str, ...]:
+    """The changed paths the index reads: a commit of other files leaves the fingerprint as it was."""
+    if not state.changed:
+        return ()
+    from lamina.repo.files import GlobSet  # imported only when something changed (it costs ~50 ms)
+
+    included, excluded = GlobSet(config.index.include), GlobSet(config.all_excludes)
+    return tuple(p for p in state.changed if included.match(p) and not excluded.match(p))
+
+
+def fingerprint(root: Path, state: WorkingState, identity: Identity, config: Config, model_digest: str) -> str:
+    """Graph files and lamina.toml are hashed whole below, so they need not pass the index globs."""
     h = blake3.blake3()
     parts = [
         f"schema={RETRIEVAL_SCHEMA_VERSION}", f"chunker={CHUNKER_VERSION}", f"identity={identity.key}",
         f"head={state.head}", f"model={model_digest}",
     ]  # fmt: skip
     h.update("\n".join(parts).encode())
-    h.update(digest_paths(root, state.changed).encode())
+    h.update(digest_paths(root, indexed_changes(state, config)).encode())
     config = root / "lamina.toml"
     h.update(config.read_bytes() if config.exists() else b"(no config)")
-    for path in glob_files(root, graph_globs):
+    for path in glob_files(root, config.graph.paths):
         h.update(os.fsencode(path.relative_to(root)) + b"\0" + path.read_bytes())
     return h.hexdigest()
 
