@@ -33,8 +33,14 @@ UPLOAD_TARGET_S = 10.0
 
 def figure(name: str, value: float, unit: str, baseline: float | None = None, target: str = "") -> dict:
     ratio = round(value / baseline, 3) if baseline else None
-    return {"name": name, "value": round(value, 4), "unit": unit, "baseline": baseline and round(baseline, 4),
-            "ratio": ratio, "target": target}
+    return {
+        "name": name,
+        "value": round(value, 4),
+        "unit": unit,
+        "baseline": baseline and round(baseline, 4),
+        "ratio": ratio,
+        "target": target,
+    }
 
 
 def arrow_bytes(table: pa.Table) -> int:
@@ -82,15 +88,22 @@ def main() -> None:
         wire = arrow_bytes(table)
         try:
             with connect(ws) as client:
-                version = client.call("graph.import", files=generate_graph_files(args.workflows))["graph_version"]
+                version = client.call("graph.import", files=generate_graph_files(args.workflows))[
+                    "graph_version"
+                ]
                 ping = []
                 for _ in range(50):
                     t0 = time.perf_counter()
                     client.call("ping")
                     ping.append(time.perf_counter() - t0)
                 start = time.perf_counter()
-                gen = client.call("gen.begin", identity="bench", manifest={"graph_version": version},
-                                  expected_count=count, expected_digest=digest)["generation"]
+                gen = client.call(
+                    "gen.begin",
+                    identity="bench",
+                    manifest={"graph_version": version},
+                    expected_count=count,
+                    expected_digest=digest,
+                )["generation"]
                 client.call_table("gen.members", pa.table({"id": ids}), generation=gen)
                 frames = 2
                 for i in range(0, n, batch):
@@ -106,8 +119,11 @@ def main() -> None:
         finally:
             stop(ws)
         direct = direct_copy_seconds(table, tmp)
-    figures.append(figure(f"upload+commit+activate {n} chunks (384-d)", total, "s", direct,
-                          f"<= {UPLOAD_TARGET_S} s at 50k"))
+    figures.append(
+        figure(
+            f"upload+commit+activate {n} chunks (384-d)", total, "s", direct, f"<= {UPLOAD_TARGET_S} s at 50k"
+        )
+    )
     figures.append(figure("  of which upload", upload, "s"))
     figures.append(figure("  of which commit+activate (+gc)", commit, "s"))
     figures.append(figure("upload throughput", wire / 1e6 / upload, "MB/s"))

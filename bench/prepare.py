@@ -25,14 +25,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-WORDS = ("order refund payment invoice customer cart shipment coupon review seller stock account "
-         "address report export notify schedule retry capture ledger balance tax discount").split()
+WORDS = (
+    "order refund payment invoice customer cart shipment coupon review seller stock account "
+    "address report export notify schedule retry capture ledger balance tax discount"
+).split()
 
 
 def figure(name: str, value: float, unit: str, baseline: float | None = None, target: str = "") -> dict:
-    return {"name": name, "value": round(value, 4), "unit": unit,
-            "baseline": None if baseline is None else round(baseline, 4),
-            "ratio": None if not baseline else round(value / baseline, 3), "target": target}
+    return {
+        "name": name,
+        "value": round(value, 4),
+        "unit": unit,
+        "baseline": None if baseline is None else round(baseline, 4),
+        "ratio": None if not baseline else round(value / baseline, 3),
+        "target": target,
+    }
 
 
 def generate_repo(path: Path, files: int, seed: int = 11) -> None:
@@ -43,14 +50,20 @@ def generate_repo(path: Path, files: int, seed: int = 11) -> None:
         sub = path / f"pkg{i % 50:02d}"
         sub.mkdir(parents=True, exist_ok=True)
         if ext == ".py":
-            body = (f'"""{a} {b} module {i}."""\n\n\ndef {a}_{b}_{i}(items, limit={i % 7 + 1}):\n'
-                    f'    """Compute the {a} {b} for batch {i}."""\n    total = 0\n    for item in items[:limit]:\n'
-                    f"        total += item.{a}_{b} * {i % 13 + 1}\n    return total\n")
+            body = (
+                f'"""{a} {b} module {i}."""\n\n\ndef {a}_{b}_{i}(items, limit={i % 7 + 1}):\n'
+                f'    """Compute the {a} {b} for batch {i}."""\n    total = 0\n    for item in items[:limit]:\n'
+                f"        total += item.{a}_{b} * {i % 13 + 1}\n    return total\n"
+            )
         else:
-            body = (f"// {a} {b} module {i}\nexport function {a}{b.title()}{i}(items: number[]): number {{\n"
-                    f"  return items.slice(0, {i % 5 + 1}).reduce((s, x) => s + x * {i % 11 + 1}, 0);\n}}\n")
+            body = (
+                f"// {a} {b} module {i}\nexport function {a}{b.title()}{i}(items: number[]): number {{\n"
+                f"  return items.slice(0, {i % 5 + 1}).reduce((s, x) => s + x * {i % 11 + 1}, 0);\n}}\n"
+            )
         (sub / f"{a}_{b}_{i}{ext}").write_text(body)
-    (path / "lamina.toml").write_text('[graph]\npaths = ["product/**/*.toml"]\n[index]\nexclude = ["product/**"]\n')
+    (path / "lamina.toml").write_text(
+        '[graph]\npaths = ["product/**/*.toml"]\n[index]\nexclude = ["product/**"]\n'
+    )
     (path / "product").mkdir(exist_ok=True)
     shutil.copy(ROOT / "tests/data/checkout.toml", path / "product/checkout.toml")
 
@@ -61,7 +74,9 @@ def git(repo: Path, *args: str) -> None:
 
 def lamina(repo: Path, *args: str) -> tuple[float, subprocess.CompletedProcess[str]]:
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "lamina.cli", *args], cwd=repo, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lamina.cli", *args], cwd=repo, capture_output=True, text=True
+    )
     elapsed = time.perf_counter() - start
     if proc.returncode not in (0, 1):
         raise SystemExit(f"lamina {' '.join(args)} failed: {proc.stdout}\n{proc.stderr}")
@@ -124,14 +139,25 @@ def main() -> None:
             cold, _ = lamina(repo, "work", "prepare", "capture payment", "--json", "--quiet")
             build = status(repo)["last_build"]
             embed_s, n_texts = pure_embedding_seconds(tmp / "store", set())
-            figures.append(figure(f"[{label}] cold build ({build['files_scanned']} files, "
-                                  f"{build['chunks_total']} chunks)", cold, "s", embed_s, "overhead <= 15%"))
+            figures.append(
+                figure(
+                    f"[{label}] cold build ({build['files_scanned']} files, {build['chunks_total']} chunks)",
+                    cold,
+                    "s",
+                    embed_s,
+                    "overhead <= 15%",
+                )
+            )
             noop = statistics.median([lamina(repo, "work", "prepare", "x", "--check")[0] for _ in range(7)])
             gst = timed(["git", "status", "--porcelain"], repo)
             figures.append(figure(f"[{label}] no-op `prepare --check`", noop, "s", gst, "<= 3x git status"))
-            warm = statistics.median([lamina(repo, "work", "prepare", "capture payment", "--json")[0] for _ in range(5)])
+            warm = statistics.median(
+                [lamina(repo, "work", "prepare", "capture payment", "--json")[0] for _ in range(5)]
+            )
             figures.append(figure(f"[{label}] warm no-op `prepare --json` (packet)", warm, "s", gst))
-            victim = next(p for p in sorted(repo.rglob("*.py")) if ".git" not in p.parts and "product" not in p.parts)
+            victim = next(
+                p for p in sorted(repo.rglob("*.py")) if ".git" not in p.parts and "product" not in p.parts
+            )
             victim.write_text(victim.read_text() + "\n\ndef added_for_bench(x):\n    return x * 2\n")
             edit, _ = lamina(repo, "work", "prepare", "capture payment", "--json", "--quiet")
             embedded = status(repo)["last_build"]["chunks_embedded"]
@@ -141,21 +167,42 @@ def main() -> None:
             t0 = time.perf_counter()
             emb.embed(["def added_for_bench(x):\n    return x * 2\n"] * max(1, embedded))
             one = time.perf_counter() - t0
-            figures.append(figure(f"[{label}] one-file edit ({embedded} chunk(s) embedded)", edit, "s", one,
-                                  "<= baseline + 0.3 s"))
+            figures.append(
+                figure(
+                    f"[{label}] one-file edit ({embedded} chunk(s) embedded)",
+                    edit,
+                    "s",
+                    one,
+                    "<= baseline + 0.3 s",
+                )
+            )
             git(repo, "checkout", "-qb", "other")
             git(repo, "-c", "user.email=b@example.test", "-c", "user.name=bench", "commit", "-qam", "edit")
             switch1, _ = lamina(repo, "work", "prepare", "capture payment", "--json", "--quiet")
             git(repo, "checkout", "-q", "main")
             switch2, _ = lamina(repo, "work", "prepare", "capture payment", "--json", "--quiet")
             embedded_back = status(repo)["last_build"]["chunks_embedded"]
-            figures.append(figure(f"[{label}] branch switch + back ({embedded_back} embedded on return)",
-                                  switch1 + switch2, "s", gst))
+            figures.append(
+                figure(
+                    f"[{label}] branch switch + back ({embedded_back} embedded on return)",
+                    switch1 + switch2,
+                    "s",
+                    gst,
+                )
+            )
             lamina(repo, "init")
-            listing = subprocess.run([sys.executable, "-m", "doit", "list", "--all"], cwd=repo, capture_output=True,
-                                     text=True)
-            figures.append(figure(f"[{label}] `doit list --all` lines", len(listing.stdout.splitlines()), "lines",
-                                  None, "< 100"))
+            listing = subprocess.run(
+                [sys.executable, "-m", "doit", "list", "--all"], cwd=repo, capture_output=True, text=True
+            )
+            figures.append(
+                figure(
+                    f"[{label}] `doit list --all` lines",
+                    len(listing.stdout.splitlines()),
+                    "lines",
+                    None,
+                    "< 100",
+                )
+            )
         finally:
             lamina(repo, "graphd", "stop")
     for f in figures:

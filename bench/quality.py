@@ -60,16 +60,29 @@ def load_dataset(name: str, embedder: Any) -> tuple[RootIndex, list[Task], dict[
     graph = load_graph(folder, globs)
     docs = workflow_documents(graph)
     vectors = embedder.embed([d.text for d in docs])
-    entries = [(root_doc_from_meta(d.workflow, json.loads(workflow_meta(d))), d.text, v) for d, v in zip(docs, vectors)]
+    entries = [
+        (root_doc_from_meta(d.workflow, json.loads(workflow_meta(d))), d.text, v)
+        for d, v in zip(docs, vectors, strict=True)
+    ]
     raw = tomllib.loads((folder / "tasks.toml").read_text())["task"]
-    tasks = [Task(name, t["text"], t["status"], tuple(t.get("workflows", [])), t.get("split", "heldout"),
-                  t.get("explicit")) for t in raw]
+    tasks = [
+        Task(
+            name,
+            t["text"],
+            t["status"],
+            tuple(t.get("workflows", [])),
+            t.get("split", "heldout"),
+            t.get("explicit"),
+        )
+        for t in raw
+    ]
     status_of = {w.id: w.status for w in graph.workflows}
     return build_root_index(entries), tasks, status_of
 
 
-def predict(task: Task, index: RootIndex, qvec: np.ndarray, status_of: dict[str, str], th: Thresholds
-            ) -> tuple[str, tuple[str, ...]]:
+def predict(
+    task: Task, index: RootIndex, qvec: np.ndarray, status_of: dict[str, str], th: Thresholds
+) -> tuple[str, tuple[str, ...]]:
     if task.explicit:  # the --workflow path: no selection, but the id must be an active workflow
         ok = status_of.get(task.explicit) == "active"
         return ("selected", (task.explicit,)) if ok else ("error", ())
@@ -81,8 +94,9 @@ def outcome(task: Task) -> str:
     return "explicit" if task.explicit else task.status
 
 
-def evaluate(items: list[tuple[Task, RootIndex, np.ndarray, dict[str, str]]], th: Thresholds
-             ) -> dict[str, tuple[int, int]]:
+def evaluate(
+    items: list[tuple[Task, RootIndex, np.ndarray, dict[str, str]]], th: Thresholds
+) -> dict[str, tuple[int, int]]:
     """outcome -> (correct, total)."""
     score: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for task, index, qvec, status_of in items:
@@ -99,8 +113,12 @@ def balanced_accuracy(score: dict[str, tuple[int, int]]) -> float:
 
 
 def calibrate(items: list[Any]) -> Thresholds:
-    grid = itertools.product([0.30, 0.35, 0.40, 0.45, 0.50], [0.25, 0.34, 0.5, 0.67, 1.01],
-                             [0.0005, 0.001, 0.002, 0.004], [0.01, 0.02, 0.03, 0.05])
+    grid = itertools.product(
+        [0.30, 0.35, 0.40, 0.45, 0.50],
+        [0.25, 0.34, 0.5, 0.67, 1.01],
+        [0.0005, 0.001, 0.002, 0.004],
+        [0.01, 0.02, 0.03, 0.05],
+    )
     best, best_th = -1.0, Thresholds()
     for cos, cov, margin, dmargin in grid:
         th = Thresholds(cos, cov, margin, dmargin)
@@ -114,7 +132,9 @@ def calibrate(items: list[Any]) -> Thresholds:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calibrate", action="store_true")
-    parser.add_argument("--quick", action="store_true", help="accepted for `make bench`; the run is already short")
+    parser.add_argument(
+        "--quick", action="store_true", help="accepted for `make bench`; the run is already short"
+    )
     args = parser.parse_args()
     from lamina.runtime.embedder import load_embedder
 
@@ -123,7 +143,7 @@ def main() -> None:
     for name in DATASETS:
         index, tasks, status_of = load_dataset(name, embedder)
         qvecs = embedder.embed([t.text for t in tasks])
-        for task, qvec in zip(tasks, qvecs):
+        for task, qvec in zip(tasks, qvecs, strict=True):
             split = "unseen" if name == "shop" else task.split
             items_by_split[f"{name}/{split}"].append((task, index, qvec, status_of))
     calibration = items_by_split["clinic/calibrate"] + items_by_split["saas/calibrate"]
@@ -137,9 +157,17 @@ def main() -> None:
         total = sum(t for _, t in score.values())
         cells = "".join(f"{(f'{score[o][0]}/{score[o][1]}' if o in score else '-'):>24}" for o in OUTCOMES)
         print(f"{key:<18}{cells}{correct}/{total:>6}")
-        figures.append({"name": f"selection accuracy {key}", "value": round(correct / total, 4), "unit": "fraction",
-                        "baseline": None, "ratio": None, "target": "",
-                        "per_outcome": {o: list(score[o]) for o in score}})
+        figures.append(
+            {
+                "name": f"selection accuracy {key}",
+                "value": round(correct / total, 4),
+                "unit": "fraction",
+                "baseline": None,
+                "ratio": None,
+                "target": "",
+                "per_outcome": {o: list(score[o]) for o in score},
+            }
+        )
     print(json.dumps({"bench": "quality", "figures": figures}))
 
 

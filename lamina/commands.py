@@ -54,16 +54,21 @@ def cmd_init(args: argparse.Namespace) -> int:
             continue
         path.write_text(content)
         written.append(name)
-    emit(args, {"root": str(root), "written": written},
-         f"initialised {root}: wrote {', '.join(written) or 'nothing (already present; --force rewrites)'}")
+    emit(
+        args,
+        {"root": str(root), "written": written},
+        f"initialised {root}: wrote {', '.join(written) or 'nothing (already present; --force rewrites)'}",
+    )
     return 0
 
 
 def _build_summary(stats: dict[str, Any] | None) -> str:
     if stats is None:
         return "index is fresh; nothing to build"
-    return (f"built {stats['generation']}: {stats['files_scanned']} files, {stats['chunks_total']} chunks "
-            f"({stats['chunks_embedded']} embedded, {stats['chunks_reused']} reused) in {stats['seconds']} s")
+    return (
+        f"built {stats['generation']}: {stats['files_scanned']} files, {stats['chunks_total']} chunks "
+        f"({stats['chunks_embedded']} embedded, {stats['chunks_reused']} reused) in {stats['seconds']} s"
+    )
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
@@ -77,8 +82,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         ctx = _context(args, allow_lexical=True)  # explicit workflow: continue lexical-only
     if args.check:
         fresh = is_fresh(ctx)
-        emit(args, {"fresh": fresh, "identity": ctx.identity.label},
-             f"index is {'fresh' if fresh else 'stale'} for {ctx.identity.label}")
+        emit(
+            args,
+            {"fresh": fresh, "identity": ctx.identity.label},
+            f"index is {'fresh' if fresh else 'stale'} for {ctx.identity.label}",
+        )
         return 0 if fresh else STALE_EXIT_STATUS
     stats = ensure_fresh(ctx)
     if not args.json:
@@ -86,8 +94,9 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     from lamina.graphd.client import connect
 
     with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
-        packet = client.call("query.prepare", identity=ctx.identity.key, task=args.task, workflow=args.workflow,
-                             fresh=True)
+        packet = client.call(
+            "query.prepare", identity=ctx.identity.key, task=args.task, workflow=args.workflow, fresh=True
+        )
     packet.pop("ok", None)
     from lamina.packet import render_packet
 
@@ -110,7 +119,11 @@ def _status(args: argparse.Namespace) -> dict[str, Any]:
     fresh = bool(gen.get("generation")) and is_fresh(ctx)
     counts = gen.get("counts") or {}
     return {
-        "identity": {"key": ctx.identity.key, "branch": ctx.identity.branch, "worktree": ctx.identity.worktree},
+        "identity": {
+            "key": ctx.identity.key,
+            "branch": ctx.identity.branch,
+            "worktree": ctx.identity.worktree,
+        },
         "generation": gen.get("generation"),
         "fresh": fresh,
         "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
@@ -178,8 +191,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     with connect(ctx.ws) as client:
         result = client.call("query.search", identity=ctx.identity.key, text=args.text, ranker=args.ranker)
     result.pop("ok", None)
-    human = "\n".join(f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
-                      f"{'; '.join(s['reasons'])}" for s in result["sources"]) or "(no sources)"
+    human = (
+        "\n".join(
+            f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
+            f"{'; '.join(s['reasons'])}"
+            for s in result["sources"]
+        )
+        or "(no sources)"
+    )
     emit(args, result, human)
     return 0
 
@@ -195,10 +214,19 @@ def cmd_graph_check(args: argparse.Namespace) -> int:
     files = read_graph_files(root, globs)
     graph = load_graph_files(files)
     roots = graph.roots()
-    payload = {"valid": True, "files": sorted(files), "graph_version": graph_version(graph),
-               "roots": len(roots), "workflows": len(graph.workflows)}
-    emit(args, payload, f"valid: {len(files)} file(s), {len(graph.workflows)} workflows ({len(roots)} roots), "
-                        f"GraphVersion {payload['graph_version'][:16]}")
+    payload: dict[str, Any] = {
+        "valid": True,
+        "files": sorted(files),
+        "graph_version": graph_version(graph),
+        "roots": len(roots),
+        "workflows": len(graph.workflows),
+    }
+    emit(
+        args,
+        payload,
+        f"valid: {len(files)} file(s), {len(graph.workflows)} workflows ({len(roots)} roots), "
+        f"GraphVersion {payload['graph_version'][:16]}",
+    )
     return 0
 
 
@@ -241,7 +269,9 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
     hooks.mkdir(parents=True, exist_ok=True)
     hook = hooks / "pre-commit"
     if hook.exists() and "lamina" not in hook.read_text(errors="replace") and not args.force:
-        raise LaminaError("LAMINA_USAGE", f"{hook} exists and is not Lamina's", "Re-run with --force to replace it.")
+        raise LaminaError(
+            "LAMINA_USAGE", f"{hook} exists and is not Lamina's", "Re-run with --force to replace it."
+        )
     hook.write_text(HOOK_SCRIPT.format(python=sys.executable))
     os.chmod(hook, 0o755)
     emit(args, {"hook": str(hook)}, f"installed {hook}")
@@ -269,13 +299,17 @@ def register(sub: Any) -> None:
     p = work.add_parser("prepare", help="sync the index, select workflows, print packet v5")
     p.add_argument("task", help="the task, in plain words")
     p.add_argument("--workflow", help="skip selection: use this workflow id")
-    p.add_argument("--check", action="store_true", help="exit 0 when the index is fresh, 1 when not; build nothing")
+    p.add_argument(
+        "--check", action="store_true", help="exit 0 when the index is fresh, 1 when not; build nothing"
+    )
     p.add_argument("--require-cached", action="store_true", help="fail instead of embedding anything")
     p.add_argument("--quiet", action="store_true", help="no progress output")
     add_json_flag(p)
     p.set_defaults(handler=cmd_prepare)
 
-    ctx = sub.add_parser("context", help="inspect and repair the index").add_subparsers(dest="cmd", required=True)
+    ctx = sub.add_parser("context", help="inspect and repair the index").add_subparsers(
+        dest="cmd", required=True
+    )
     p = ctx.add_parser("status", help="generation, freshness, digests, counts, last build and failure")
     add_json_flag(p)
     p.set_defaults(handler=cmd_status)
@@ -285,8 +319,12 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_rebuild)
     p = ctx.add_parser("search", help="source localization only, for diagnosis")
     p.add_argument("text")
-    p.add_argument("--ranker", choices=("hybrid", "lexical", "dense"), default="hybrid",
-                   help="rank with one ranker alone (diagnosis, evaluation); default: the packet's policy")
+    p.add_argument(
+        "--ranker",
+        choices=("hybrid", "lexical", "dense"),
+        default="hybrid",
+        help="rank with one ranker alone (diagnosis, evaluation); default: the packet's policy",
+    )
     p.add_argument("--quiet", action="store_true")
     add_json_flag(p)
     p.set_defaults(handler=cmd_search)

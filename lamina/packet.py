@@ -79,8 +79,10 @@ def render_packet(packet: dict[str, Any]) -> str:
     idx = packet["index"]
     lines.append(f"Task: {packet['task']}")
     fresh = "fresh" if idx["fresh"] else "STALE"
-    lines.append(f"Index: {idx['generation']} ({fresh}; graph {str(idx['graph_version'])[:12]}; "
-                 f"retrieval {packet['retrieval']['mode']})")
+    lines.append(
+        f"Index: {idx['generation']} ({fresh}; graph {str(idx['graph_version'])[:12]}; "
+        f"retrieval {packet['retrieval']['mode']})"
+    )
     chosen = ", ".join(sel["workflows"]) or "none"
     lines.append(f"Selection: {sel['status']} -> {chosen} ({packet['retrieval']['workflow_source']})")
     if sel["status"] == "ambiguous":
@@ -90,8 +92,10 @@ def render_packet(packet: dict[str, Any]) -> str:
     for c in sel["candidates"]:
         flag = f" [{c['filtered']}]" if c["filtered"] else ""
         exact = " exact" if c["exact"] else ""
-        lines.append(f"  - {c['workflow']} score {c['score']:.4f}{exact} (lexical #{c['lexical_rank']}, "
-                     f"dense #{c['dense_rank']}){flag}")
+        lines.append(
+            f"  - {c['workflow']} score {c['score']:.4f}{exact} (lexical #{c['lexical_rank']}, "
+            f"dense #{c['dense_rank']}){flag}"
+        )
     graph = packet["graph"]
     for wf in graph["workflows"]:
         lines.append("")
@@ -99,8 +103,10 @@ def render_packet(packet: dict[str, Any]) -> str:
         for op in wf["operations"]:
             moves = "; ".join(f"{t['entity']}: {t['from']} -> {t['to']}" for t in op.get("transitions", []))
             where = f" on {op['surface']}" if op.get("surface") else ""
-            lines.append(f"  {op['order']}. {op['title']} — {op['actor']} ({op['authority']}){where}"
-                         + (f" [{moves}]" if moves else ""))
+            lines.append(
+                f"  {op['order']}. {op['title']} — {op['actor']} ({op['authority']}){where}"
+                + (f" [{moves}]" if moves else "")
+            )
     if packet["obligations"]:
         lines.append("")
         lines.append("Obligations:")
@@ -111,6 +117,8 @@ def render_packet(packet: dict[str, Any]) -> str:
     if not packet["sources"]:
         lines.append("  (none)")
     for s in packet["sources"]:
-        lines.append(f"  {s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']} ({s['kind']})  "
-                     f"{s['score']:.4f}  {'; '.join(s['reasons'])}")
+        lines.append(
+            f"  {s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']} ({s['kind']})  "
+            f"{s['score']:.4f}  {'; '.join(s['reasons'])}"
+        )
     return "\n".join(lines)

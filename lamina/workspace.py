@@ -134,10 +134,14 @@ def read_or_create_secret(ws: Workspace) -> bytes:
             os.unlink(tmp)
     info = path.stat()
     if stat.S_IMODE(info.st_mode) & 0o077:
-        raise LaminaError("LAMINA_GRAPHD_AUTH", f"{path} is readable by others; refusing to use it",
-                          f"chmod 600 {path}")
+        raise LaminaError(
+            "LAMINA_GRAPHD_AUTH", f"{path} is readable by others; refusing to use it", f"chmod 600 {path}"
+        )
     key = path.read_bytes()
     if len(key) != SECRET_BYTES:
-        raise LaminaError("LAMINA_GRAPHD_AUTH", f"{path} does not hold a {SECRET_BYTES}-byte key",
-                          f"delete {path}; a new key is made on the next run")
+        raise LaminaError(
+            "LAMINA_GRAPHD_AUTH",
+            f"{path} does not hold a {SECRET_BYTES}-byte key",
+            f"delete {path}; a new key is made on the next run",
+        )
     return key

@@ -106,7 +106,9 @@ def _generation_current(ctx: BuildContext) -> bool:
         from lamina.graphd.client import connect
 
         with connect(ctx.ws) as client:
-            return bool(client.call("gen.status", identity=ctx.identity.key)["generation"] == active["generation"])
+            return bool(
+                client.call("gen.status", identity=ctx.identity.key)["generation"] == active["generation"]
+            )
     except Exception:
         return False
 

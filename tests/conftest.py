@@ -14,15 +14,24 @@ ROOT = Path(__file__).resolve().parents[1]
 ASSET = ROOT / "build" / "assets" / "lamina-dev-asset.tar"
 
 
-def run_lamina(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-               check: bool = False, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def run_lamina(
+    *args: str,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = False,
+    timeout: float = 600,
+) -> subprocess.CompletedProcess[str]:
     """Run the real CLI in a subprocess, as a user would."""
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
     proc = subprocess.run(
         [sys.executable, "-m", "lamina.cli", *args],
-        cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"lamina {' '.join(args)} -> {proc.returncode}\n{proc.stdout}\n{proc.stderr}")

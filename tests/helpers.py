@@ -12,7 +12,7 @@ import pyarrow as pa
 from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE_GRAPH = (ROOT / "tests" / "data" / "checkout.toml")
+EXAMPLE_GRAPH = ROOT / "tests" / "data" / "checkout.toml"
 
 
 def git(repo: Path, *args: str) -> str:
@@ -61,8 +61,13 @@ def synthetic_versions(n: int, dim: int = 8, seed: int = 0, prefix: str = "f") -
 def upload_generation(client, identity: str, table: pa.Table, graph_version: str, batch: int = 1000) -> str:
     ids = table.column("id").to_pylist()
     count, digest = membership_digest(ids)
-    gen = client.call("gen.begin", identity=identity, manifest={"graph_version": graph_version, "model_digest": "model"},
-                      expected_count=count, expected_digest=digest)["generation"]
+    gen = client.call(
+        "gen.begin",
+        identity=identity,
+        manifest={"graph_version": graph_version, "model_digest": "model"},
+        expected_count=count,
+        expected_digest=digest,
+    )["generation"]
     client.call_table("gen.members", pa.table({"id": ids}), generation=gen)
     for i in range(0, table.num_rows, batch):
         client.call_table("index.put", table.slice(i, batch))

@@ -96,8 +96,19 @@ def test_status_reports_pid_socket_uptime_and_databases(ws) -> None:
     assert ws.log_path.exists()
 
 
-@pytest.mark.parametrize("case", ["wrong_mac", "replay", "reordered", "garbage", "malformed_body", "truncated",
-                                  "oversized", "cross_connection_replay"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "wrong_mac",
+        "replay",
+        "reordered",
+        "garbage",
+        "malformed_body",
+        "truncated",
+        "oversized",
+        "cross_connection_replay",
+    ],
+)
 def test_bad_frames_are_refused_and_change_nothing(ws, graph_files, case: str) -> None:
     with connect(ws) as client:
         before = client.call("graph.import", files=graph_files)["graph_version"]
@@ -113,13 +124,19 @@ def test_bad_frames_are_refused_and_change_nothing(ws, graph_files, case: str) -
         assert _reply(sock, key, nonce)["ok"] is True
         sock.sendall(frame)
         body = protocol.read_body(sock)
-        assert protocol.open_body(key, nonce, protocol.TO_CLIENT, body, 1).header["error"]["code"] == "LAMINA_GRAPHD_AUTH"
+        assert (
+            protocol.open_body(key, nonce, protocol.TO_CLIENT, body, 1).header["error"]["code"]
+            == "LAMINA_GRAPHD_AUTH"
+        )
     elif case == "reordered":
         sock.sendall(protocol.encode_frame(key, nonce, protocol.TO_SERVER, 5, {"op": "ping"}))
         assert _reply(sock, key, nonce)["ok"] is True
         sock.sendall(protocol.encode_frame(key, nonce, protocol.TO_SERVER, 4, importing))
         body = protocol.read_body(sock)
-        assert protocol.open_body(key, nonce, protocol.TO_CLIENT, body, 5).header["error"]["code"] == "LAMINA_GRAPHD_AUTH"
+        assert (
+            protocol.open_body(key, nonce, protocol.TO_CLIENT, body, 5).header["error"]["code"]
+            == "LAMINA_GRAPHD_AUTH"
+        )
     elif case == "garbage":
         sock.sendall(b"\x00\x00\x00\x40" + os.urandom(64))
         assert _reply(sock, key, nonce)["error"]["code"] == "LAMINA_GRAPHD_AUTH"
@@ -163,8 +180,12 @@ def test_unknown_request_is_refused_but_the_connection_lives(ws) -> None:
 def test_second_graphd_refuses_to_start(ws) -> None:
     with connect(ws) as client:
         client.call("ping")
-    proc = subprocess.run([sys.executable, "-m", "lamina.graphd.server", "--root", str(ws.root)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lamina.graphd.server", "--root", str(ws.root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == LaminaError("LAMINA_LOCKED", "").exit_status
     assert "already running" in proc.stderr
 
@@ -204,11 +225,15 @@ def test_two_clients_at_once(ws, graph_files) -> None:
 
 def test_concurrent_autostart_starts_one_graphd(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
-    code = ("import sys; from pathlib import Path; from lamina.workspace import open_workspace; "
-            "from lamina.graphd.client import connect; c = connect(open_workspace(Path(sys.argv[1]))); "
-            "print(c.call('ping')['pid'])")
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(repo)], stdout=subprocess.PIPE, text=True)
-             for _ in range(3)]
+    code = (
+        "import sys; from pathlib import Path; from lamina.workspace import open_workspace; "
+        "from lamina.graphd.client import connect; c = connect(open_workspace(Path(sys.argv[1]))); "
+        "print(c.call('ping')['pid'])"
+    )
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code, str(repo)], stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
     pids = {p.communicate(timeout=120)[0].strip() for p in procs}
     stop(open_workspace(repo))
     assert len(pids) == 1 and all(p.returncode == 0 for p in procs)
@@ -220,8 +245,13 @@ def test_activation_requires_matching_membership(ws, graph_files) -> None:
         good = upload_generation(client, "id-a", synthetic_versions(300), version)
         table = synthetic_versions(50, seed=1, prefix="g")
         ids = table.column("id").to_pylist()
-        gen = client.call("gen.begin", identity="id-a", manifest={"graph_version": version},
-                          expected_count=len(ids) + 1, expected_digest="0" * 64)["generation"]
+        gen = client.call(
+            "gen.begin",
+            identity="id-a",
+            manifest={"graph_version": version},
+            expected_count=len(ids) + 1,
+            expected_digest="0" * 64,
+        )["generation"]
         client.call_table("gen.members", pa.table({"id": ids}), generation=gen)
         client.call_table("index.put", table)
         with pytest.raises(LaminaError) as err:
@@ -244,8 +274,13 @@ def test_sigkill_never_replaces_the_current_generation(ws, graph_files, moment: 
 
     count, digest = membership_digest(ids)
     client = connect(ws)
-    gen = client.call("gen.begin", identity="id-a", manifest={"graph_version": version}, expected_count=count,
-                      expected_digest=digest)["generation"]
+    gen = client.call(
+        "gen.begin",
+        identity="id-a",
+        manifest={"graph_version": version},
+        expected_count=count,
+        expected_digest=digest,
+    )["generation"]
     client.call_table("gen.members", pa.table({"id": ids}), generation=gen)
     pid = client.call("ping")["pid"]
     if moment == "upload":
@@ -255,13 +290,23 @@ def test_sigkill_never_replaces_the_current_generation(ws, graph_files, moment: 
         with pa.ipc.new_stream(sink, big.schema) as writer:
             writer.write_table(big.slice(5000, 15000))
         client.seq += 1
-        client.sock.sendall(protocol.encode_frame(client.key, client.nonce, protocol.TO_SERVER, client.seq,
-                                                  {"op": "index.put"}, sink.getvalue()))
+        client.sock.sendall(
+            protocol.encode_frame(
+                client.key, client.nonce, protocol.TO_SERVER, client.seq, {"op": "index.put"}, sink.getvalue()
+            )
+        )
     else:
         client.call_table("index.put", big)
         client.seq += 1
-        client.sock.sendall(protocol.encode_frame(client.key, client.nonce, protocol.TO_SERVER, client.seq,
-                                                  {"op": "gen.commit", "generation": gen}))
+        client.sock.sendall(
+            protocol.encode_frame(
+                client.key,
+                client.nonce,
+                protocol.TO_SERVER,
+                client.seq,
+                {"op": "gen.commit", "generation": gen},
+            )
+        )
     _kill9(ws, pid)
     client.close()
     with connect(ws) as fresh:  # a new graphd: the killed generation is abandoned or fully active
@@ -273,7 +318,9 @@ def test_sigkill_never_replaces_the_current_generation(ws, graph_files, moment: 
             assert moment == "activation" and after["generation"] == gen and after["digest"] == digest
         retry = upload_generation(fresh, "id-a", big, version, batch=5000)
         final = fresh.call("gen.status", identity="id-a")
-        assert final["generation"] == retry and final["digest"] == digest and final["counts"] == {"chunk": 20000}
+        assert (
+            final["generation"] == retry and final["digest"] == digest and final["counts"] == {"chunk": 20000}
+        )
 
 
 def test_clean_stale_leaves_a_live_daemon_alone(ws) -> None:

@@ -25,10 +25,12 @@ CONFIG = '[graph]\npaths = ["product/**/*.toml"]\n[index]\ninclude = ["**/*"]\ne
 def _module(name: str, functions: int, offset: int = 0) -> str:
     parts = [f'"""The {name} module."""\n\n']
     for i in range(functions):
-        parts.append(f"def {name}_step_{i + offset}(order, amount):\n"
-                     f'    """Handle {name} step {i + offset} for an order."""\n'
-                     f"    total = amount * {i + 2} + {i + offset}\n"
-                     f"    return order.apply('{name}-{i + offset}', total)\n\n\n")
+        parts.append(
+            f"def {name}_step_{i + offset}(order, amount):\n"
+            f'    """Handle {name} step {i + offset} for an order."""\n'
+            f"    total = amount * {i + 2} + {i + offset}\n"
+            f"    return order.apply('{name}-{i + offset}', total)\n\n\n"
+        )
     return "".join(parts)
 
 
@@ -78,8 +80,13 @@ def test_cold_build_then_noop(repo: Path) -> None:
 
 def test_noop_check_imports_neither_doit_nor_the_model(repo: Path) -> None:
     prepare(repo)
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "lamina.cli", "work", "prepare", "x", "--check"],
-                          cwd=repo, capture_output=True, text=True, env=os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lamina.cli", "work", "prepare", "x", "--check"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     assert not {"doit", "onnxruntime", "tree_sitter", "real_ladybug"} & imported
@@ -139,7 +146,9 @@ def test_second_worktree_has_its_own_generation_and_shares_the_store(repo: Path,
 
 def test_uncommitted_edits_are_indexed(repo: Path) -> None:
     prepare(repo)
-    (repo / "src/loyalty.py").write_text("def award_loyalty_points(customer):\n    return customer.points + 10\n")
+    (repo / "src/loyalty.py").write_text(
+        "def award_loyalty_points(customer):\n    return customer.points + 10\n"
+    )
     prepare(repo)
     assert "src/loyalty.py" in search_files(repo, "award loyalty points")
     assert "+dirty." in status(repo)["source_revision"]
@@ -165,8 +174,13 @@ def test_sigkill_during_build_keeps_current_and_resumes(repo: Path) -> None:
     for i in range(12):
         (repo / f"src/bulk_{i}.py").write_text(_module(f"bulk{i}", 40, offset=i * 100))
     store = Path(status(repo)["store"]) / "cas.sqlite"
-    proc = subprocess.Popen([sys.executable, "-m", "lamina.cli", "work", "prepare", "x", "--json"], cwd=repo,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lamina.cli", "work", "prepare", "x", "--json"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=os.environ,
+    )
     db = sqlite3.connect(store, timeout=30)
     baseline = db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
     while proc.poll() is None:  # wait until the build has committed at least one batch of new embeddings
@@ -187,8 +201,12 @@ def test_sigkill_during_build_keeps_current_and_resumes(repo: Path) -> None:
 
 def test_two_concurrent_prepares(repo: Path) -> None:
     results: list[subprocess.CompletedProcess[str]] = []
-    threads = [threading.Thread(target=lambda: results.append(run_lamina("work", "prepare", "refund", "--json",
-                                                                        cwd=repo))) for _ in range(2)]
+    threads = [
+        threading.Thread(
+            target=lambda: results.append(run_lamina("work", "prepare", "refund", "--json", cwd=repo))
+        )
+        for _ in range(2)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -231,12 +249,24 @@ def test_rebuild_makes_a_new_generation(repo: Path) -> None:
 def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:
     assert run_lamina("init", cwd=repo).returncode == 0
     prepare(repo)
-    listing = subprocess.run([sys.executable, "-m", "doit", "list", "--all"], cwd=repo, capture_output=True,
-                             text=True, env=os.environ)
+    listing = subprocess.run(
+        [sys.executable, "-m", "doit", "list", "--all"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+    )
     assert listing.returncode == 0, listing.stderr
     names = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
-    assert {"manifest", "chunks", "embeddings", "generation", "chunks:00", "embeddings:workflows"} <= set(names)
+    assert {"manifest", "chunks", "embeddings", "generation", "chunks:00", "embeddings:workflows"} <= set(
+        names
+    )
     assert len(listing.stdout.splitlines()) < 100
-    info = subprocess.run([sys.executable, "-m", "doit", "info", "generation"], cwd=repo, capture_output=True,
-                          text=True, env=os.environ)
+    info = subprocess.run(
+        [sys.executable, "-m", "doit", "info", "generation"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+    )
     assert info.returncode == 0 and "graphd" in info.stdout

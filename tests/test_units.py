@@ -33,13 +33,16 @@ def test_unknown_error_code_is_refused() -> None:
         LaminaError("LAMINA_NOPE", "x")
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("[index\n", "not valid TOML"),
-    ("[indexx]\n", "unknown section"),
-    ("[index]\nincldue = ['a']\n", "unknown key"),
-    ("[index]\nmax_file_bytes = 'big'\n", "wrong type"),
-    ("[graph]\npaths = [1]\n", "list of strings"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("[index\n", "not valid TOML"),
+        ("[indexx]\n", "unknown section"),
+        ("[index]\nincldue = ['a']\n", "unknown key"),
+        ("[index]\nmax_file_bytes = 'big'\n", "wrong type"),
+        ("[graph]\npaths = [1]\n", "list of strings"),
+    ],
+)
 def test_malformed_config_is_a_coded_error(tmp_path: Path, text: str, fragment: str) -> None:
     (tmp_path / "lamina.toml").write_text(text)
     with pytest.raises(LaminaError) as err:
@@ -54,8 +57,11 @@ def test_frames_round_trip_and_reject_tampering() -> None:
     assert (opened.seq, opened.header, opened.payload) == (7, {"op": "ping"}, b"payload")
     tampered = bytearray(body)
     tampered[-1] ^= 1
-    for bad, last, direction in [(bytes(tampered), 6, protocol.TO_SERVER), (body, 7, protocol.TO_SERVER),
-                                 (body, 6, protocol.TO_CLIENT)]:
+    for bad, last, direction in [
+        (bytes(tampered), 6, protocol.TO_SERVER),
+        (body, 7, protocol.TO_SERVER),
+        (body, 6, protocol.TO_CLIENT),
+    ]:
         with pytest.raises(LaminaError) as err:
             protocol.open_body(KEY, NONCE, direction, bad, last)
         assert err.value.code == "LAMINA_GRAPHD_AUTH"
@@ -70,12 +76,19 @@ def test_membership_digest_is_order_free_and_content_addressed() -> None:
     assert embedding_key("m1", t) == embedding_key("m1", t) != embedding_key("m2", t)
     moved = version_id("chunk", "a.py", "f", "function", 10, 12, 0, t)
     assert moved != version_id("chunk", "a.py", "f", "function", 11, 13, 0, t)  # positions: a new version
-    assert embedding_key("m1", t) == embedding_key("m1", text_digest("def f(): pass"))  # but the same embedding
+    assert embedding_key("m1", t) == embedding_key(
+        "m1", text_digest("def f(): pass")
+    )  # but the same embedding
 
 
 ROOTS = [
     RootDoc("refund-order", "active", ("refund a paid order",), {"entity": ("order", "refund")}),
-    RootDoc("cancel-order", "active", ("cancel order",), {"entity": ("order",), "operation": ("cancel the order",)}),
+    RootDoc(
+        "cancel-order",
+        "active",
+        ("cancel order",),
+        {"entity": ("order",), "operation": ("cancel the order",)},
+    ),
     RootDoc("loyalty-points", "retired", ("reward points",), {"entity": ("points",)}),
 ]
 
@@ -88,8 +101,11 @@ def test_exact_id_and_alias_match_whole_phrases_only() -> None:
 
 
 def _scores(lex: list[float], cov: list[float], dense: list[float] | None):
-    return np.array(lex, dtype=np.float32), np.array(cov, dtype=np.float32), (
-        None if dense is None else np.array(dense, dtype=np.float32))
+    return (
+        np.array(lex, dtype=np.float32),
+        np.array(cov, dtype=np.float32),
+        (None if dense is None else np.array(dense, dtype=np.float32)),
+    )
 
 
 def test_exact_match_wins_absolutely_and_two_give_multi() -> None:
@@ -107,8 +123,9 @@ def test_inactive_exact_match_is_filtered_not_selected() -> None:
 
 
 def test_outcomes_follow_the_named_thresholds() -> None:
-    th = Thresholds(dense_min_cosine=0.4, lexical_min_coverage=0.5, select_min_margin=0.002,
-                    dense_ambiguity_margin=0.03)
+    th = Thresholds(
+        dense_min_cosine=0.4, lexical_min_coverage=0.5, select_min_margin=0.002, dense_ambiguity_margin=0.03
+    )
     lex, cov, dense = _scores([2.0, 1.0, 0.0], [0.6, 0.2, 0.0], [0.6, 0.3, 0.1])
     assert select("something about orders", ROOTS, lex, cov, dense, th).status == "selected"
     lex, cov, dense = _scores([0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.2, 0.25, 0.1])
@@ -139,8 +156,13 @@ def test_cli_usage_error_and_help() -> None:
 def test_graph_check_reports_every_problem_as_json(tmp_path: Path) -> None:
     from tests.helpers import make_repo
 
-    repo = make_repo(tmp_path / "r", {"product/bad.toml": '[[actor]]\nid = "Bad Id"\n\n[[persona]]\nid = "p"\n'
-                                                          'name = "P"\nactor = "ghost"\n'})
+    repo = make_repo(
+        tmp_path / "r",
+        {
+            "product/bad.toml": '[[actor]]\nid = "Bad Id"\n\n[[persona]]\nid = "p"\n'
+            'name = "P"\nactor = "ghost"\n'
+        },
+    )
     proc = run_lamina("graph", "check", "--json", cwd=repo)
     body = json.loads(proc.stdout)
     assert proc.returncode == ERROR_CODES["LAMINA_GRAPH_INVALID"][0]

@@ -42,11 +42,17 @@ class GraphdClient:
     def request(self, op: str, payload: bytes = b"", **fields: Any) -> tuple[dict[str, Any], bytes]:
         self.seq += 1
         seq = self.seq
-        self.sock.sendall(protocol.encode_frame(self.key, self.nonce, protocol.TO_SERVER, seq, {"op": op, **fields}, payload))
+        self.sock.sendall(
+            protocol.encode_frame(
+                self.key, self.nonce, protocol.TO_SERVER, seq, {"op": op, **fields}, payload
+            )
+        )
         try:
             body = protocol.read_body(self.sock)
         except EOFError as exc:
-            raise LaminaError("LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}") from exc
+            raise LaminaError(
+                "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
+            ) from exc
         frame = protocol.open_body(self.key, self.nonce, protocol.TO_CLIENT, body, seq - 1)
         if frame.seq != seq:
             raise LaminaError("LAMINA_PROTOCOL", f"graphd answered sequence {frame.seq} to request {seq}")
@@ -54,8 +60,11 @@ class GraphdClient:
         if not header.get("ok"):
             err = header.get("error") or {}
             code = err.get("code", "LAMINA_INTERNAL")
-            raise LaminaError(code if isinstance(code, str) else "LAMINA_INTERNAL",
-                              str(err.get("message", "graphd refused the request")), str(err.get("hint", "")))
+            raise LaminaError(
+                code if isinstance(code, str) else "LAMINA_INTERNAL",
+                str(err.get("message", "graphd refused the request")),
+                str(err.get("hint", "")),
+            )
         return header, frame.payload
 
     def call(self, op: str, payload: bytes = b"", **fields: Any) -> dict[str, Any]:
@@ -94,7 +103,7 @@ def daemon_lock_held(ws: Workspace) -> bool:
 
 def clean_stale(ws: Workspace) -> list[str]:
     """Remove a socket and pid file left by a graphd that died (only when no graphd holds the lock)."""
-    removed = []
+    removed: list[str] = []
     if daemon_lock_held(ws):
         return removed
     for path in (ws.socket_path, ws.pid_path):
@@ -122,8 +131,13 @@ def start_graphd(ws: Workspace, idle_timeout: float | None = None) -> int:
         cmd += ["--idle-timeout", str(idle_timeout)]
     with open(ws.log_path, "ab") as log_file:
         proc = subprocess.Popen(
-            cmd, pass_fds=(write_fd,), stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file,
-            start_new_session=True, cwd=str(ws.root),
+            cmd,
+            pass_fds=(write_fd,),
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            start_new_session=True,
+            cwd=str(ws.root),
         )
     os.close(write_fd)
     deadline = time.monotonic() + GRAPHD_START_TIMEOUT_SECONDS
@@ -135,19 +149,25 @@ def start_graphd(ws: Workspace, idle_timeout: float | None = None) -> int:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not select.select([ready], [], [], remaining)[0]:
                 proc.kill()
-                raise LaminaError("LAMINA_GRAPHD_UNAVAILABLE", "graphd did not become ready in time",
-                                  f"See {ws.log_path}.")
+                raise LaminaError(
+                    "LAMINA_GRAPHD_UNAVAILABLE", "graphd did not become ready in time", f"See {ws.log_path}."
+                )
             chunk = ready.read1(64)
             if not chunk:
                 break
             got += chunk
     if not got.startswith(b"ready"):
         status = proc.wait(timeout=10)
-        tail = ws.log_path.read_text(errors="replace").strip().splitlines()[-3:] if ws.log_path.exists() else []
+        tail = (
+            ws.log_path.read_text(errors="replace").strip().splitlines()[-3:] if ws.log_path.exists() else []
+        )
         if daemon_lock_held(ws):  # another client's graphd won the race: use it
             return -1
-        raise LaminaError("LAMINA_GRAPHD_UNAVAILABLE", f"graphd exited with status {status}: {' | '.join(tail)}",
-                          f"See {ws.log_path}.")
+        raise LaminaError(
+            "LAMINA_GRAPHD_UNAVAILABLE",
+            f"graphd exited with status {status}: {' | '.join(tail)}",
+            f"See {ws.log_path}.",
+        )
     return proc.pid
 
 
@@ -175,8 +195,11 @@ def connect(ws: Workspace, autostart: bool = True, idle_timeout: float | None = 
                 start_graphd(ws, idle_timeout)
                 client = _try_client(ws, key)
     if client is None:
-        raise LaminaError("LAMINA_GRAPHD_UNAVAILABLE", "graphd is not running",
-                          "Any `lamina` command that needs it starts it; see `lamina graphd status`.")
+        raise LaminaError(
+            "LAMINA_GRAPHD_UNAVAILABLE",
+            "graphd is not running",
+            "Any `lamina` command that needs it starts it; see `lamina graphd status`.",
+        )
     return client
 
 

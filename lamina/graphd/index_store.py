@@ -77,7 +77,9 @@ class IndexStore:
             conn.execute(stmt)
         found = self._scalar("MATCH (m:Meta {key: 'schema_version'}) RETURN m.value")
         if found is None:
-            conn.execute("CREATE (:Meta {key: 'schema_version', value: $v})", {"v": str(RETRIEVAL_SCHEMA_VERSION)})
+            conn.execute(
+                "CREATE (:Meta {key: 'schema_version', value: $v})", {"v": str(RETRIEVAL_SCHEMA_VERSION)}
+            )
         elif found != str(RETRIEVAL_SCHEMA_VERSION):
             raise LaminaError(
                 "LAMINA_SCHEMA_MISMATCH",
@@ -110,7 +112,9 @@ class IndexStore:
     def _existing(self, table: str, key: str, values: Sequence[str]) -> set[str]:
         if not values:
             return set()
-        rows = self._rows(f"UNWIND $vals AS k MATCH (x:{table} {{{key}: k}}) RETURN x.{key}", {"vals": list(values)})
+        rows = self._rows(
+            f"UNWIND $vals AS k MATCH (x:{table} {{{key}: k}}) RETURN x.{key}", {"vals": list(values)}
+        )
         return {r[0] for r in rows}
 
     # --- content ---------------------------------------------------------------------------------
@@ -158,8 +162,14 @@ class IndexStore:
             "CREATE (:Generation {id: $id, identity: $identity, state: 'pending', manifest: $m, "
             "expected_count: $c, expected_digest: $d, committed_count: 0, committed_digest: '', "
             "created: $t, activated: 0.0, failure: ''})",
-            {"id": gen_id, "identity": identity, "m": _encode_json(manifest), "c": count,
-             "d": digest, "t": time.time()},
+            {
+                "id": gen_id,
+                "identity": identity,
+                "m": _encode_json(manifest),
+                "c": count,
+                "d": digest,
+                "t": time.time(),
+            },
         )
 
     def generation(self, gen_id: str) -> GenerationInfo | None:
@@ -182,7 +192,9 @@ class IndexStore:
         fresh = [(k, v) for k, v in zip(keys, version_ids, strict=True) if k not in have]
         if not fresh:
             return
-        t = pa.table({"key": [k for k, _ in fresh], "gen": [gen_id] * len(fresh), "version": [v for _, v in fresh]})
+        t = pa.table(
+            {"key": [k for k, _ in fresh], "gen": [gen_id] * len(fresh), "version": [v for _, v in fresh]}
+        )
         with self.transaction():
             self.conn.execute("COPY Member FROM $t", {"t": t})
 
@@ -192,7 +204,8 @@ class IndexStore:
         ids = [r[0] for r in members]
         count, digest = membership_digest(ids)
         present = self._scalar(
-            "MATCH (m:Member) WHERE m.gen = $g MATCH (v:DocVersion {id: m.version}) RETURN count(*)", {"g": gen_id}
+            "MATCH (m:Member) WHERE m.gen = $g MATCH (v:DocVersion {id: m.version}) RETURN count(*)",
+            {"g": gen_id},
         )
         missing_emb = self._scalar(
             "MATCH (m:Member) WHERE m.gen = $g MATCH (v:DocVersion {id: m.version}) WHERE v.emb_key <> '' "
@@ -276,7 +289,8 @@ class IndexStore:
             rows = self._rows("MATCH (g:Generation) WHERE g.state = 'pending' RETURN g.id")
         else:
             rows = self._rows(
-                "MATCH (g:Generation) WHERE g.state = 'pending' AND g.identity = $i RETURN g.id", {"i": identity}
+                "MATCH (g:Generation) WHERE g.state = 'pending' AND g.identity = $i RETURN g.id",
+                {"i": identity},
             )
         return [r[0] for r in rows]
 
@@ -285,7 +299,8 @@ class IndexStore:
         ids = self.pending(identity)
         for gen_id in ids:
             self.conn.execute(
-                "MATCH (g:Generation {id: $id}) SET g.state = 'abandoned', g.failure = $f", {"id": gen_id, "f": reason}
+                "MATCH (g:Generation {id: $id}) SET g.state = 'abandoned', g.failure = $f",
+                {"id": gen_id, "f": reason},
             )
         return ids
 
@@ -298,10 +313,13 @@ class IndexStore:
         keep_gens = {r[0] for r in self._rows("MATCH (c:Current) RETURN c.generation")}
         all_gens = {r[0] for r in self._rows("MATCH (g:Generation) RETURN g.id")}
         # Keep the newest failed/abandoned generation per identity for `context status` (last failure).
-        keep_gens |= {r[0] for r in self._rows(
-            "MATCH (g:Generation) WHERE g.state IN ['failed', 'abandoned'] WITH g.identity AS i, "
-            "max(g.created) AS t MATCH (h:Generation) WHERE h.identity = i AND h.created = t RETURN h.id"
-        )}
+        keep_gens |= {
+            r[0]
+            for r in self._rows(
+                "MATCH (g:Generation) WHERE g.state IN ['failed', 'abandoned'] WITH g.identity AS i, "
+                "max(g.created) AS t MATCH (h:Generation) WHERE h.identity = i AND h.created = t RETURN h.id"
+            )
+        }
         drop = sorted(all_gens - keep_gens)
         stats = {"generations": len(drop), "versions": 0, "texts": 0, "embeddings": 0}
         with self.transaction():

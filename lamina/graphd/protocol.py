@@ -86,7 +86,9 @@ def open_body(key: bytes, nonce: bytes, direction: bytes, body: bytes, last_seq:
         raise LaminaError("LAMINA_GRAPHD_AUTH", "frame MAC does not verify")
     seq, header_len = _SEQ_HLEN.unpack_from(signed)
     if seq <= last_seq:
-        raise LaminaError("LAMINA_GRAPHD_AUTH", f"sequence {seq} is not after {last_seq} (replayed or reordered)")
+        raise LaminaError(
+            "LAMINA_GRAPHD_AUTH", f"sequence {seq} is not after {last_seq} (replayed or reordered)"
+        )
     rest = signed[_SEQ_HLEN.size :]
     if header_len > len(rest):
         raise LaminaError("LAMINA_PROTOCOL", "header length exceeds the frame")

@@ -76,7 +76,9 @@ class GraphDaemon:
         self.index = IndexStore(lb.Connection(self.index_db))
         abandoned = self.index.abandon_pending("graphd restarted while the generation was pending")
         if abandoned:
-            log.info("abandoned %d pending generation(s) left by a previous run: %s", len(abandoned), abandoned)
+            log.info(
+                "abandoned %d pending generation(s) left by a previous run: %s", len(abandoned), abandoned
+            )
         from lamina.retrieval.service import RetrievalService
 
         self.retrieval = RetrievalService(self.product, self.index)
@@ -192,9 +194,14 @@ class GraphDaemon:
             "counts": self.index.counts(current) if current else {},
             "pending": self.index.pending(identity),
             "last_failure": (
-                {"generation": failure.id, "state": failure.state, "reason": failure.failure,
-                 "at": failure.created}
-                if failure else None
+                {
+                    "generation": failure.id,
+                    "state": failure.state,
+                    "reason": failure.failure,
+                    "at": failure.created,
+                }
+                if failure
+                else None
             ),
             "graph_version": self.product.graph_version(),
         }, b""
@@ -242,7 +249,9 @@ class GraphDaemon:
                 last_seq = frame.seq
                 self.last_activity = time.monotonic()
                 header, out_payload = self.dispatch(frame)
-                conn.sendall(protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, frame.seq, header, out_payload))
+                conn.sendall(
+                    protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, frame.seq, header, out_payload)
+                )
                 self.last_activity = time.monotonic()
         except (BrokenPipeError, ConnectionResetError, EOFError):
             return
@@ -271,8 +280,8 @@ class GraphDaemon:
             return {"ok": False, **err.to_json()}, b""
         except Exception as exc:  # a bug must not kill the daemon or leave the client hanging
             log.exception("%s crashed", op)
-            err = LaminaError("LAMINA_INTERNAL", f"{op} failed: {type(exc).__name__}: {exc}")
-            return {"ok": False, **err.to_json()}, b""
+            bug = LaminaError("LAMINA_INTERNAL", f"{op} failed: {type(exc).__name__}: {exc}")
+            return {"ok": False, **bug.to_json()}, b""
         return {"ok": True, **header}, payload
 
     def serve(self, listener: socket.socket) -> None:
@@ -302,7 +311,8 @@ def acquire_daemon_lock(ws: Workspace) -> int:
         os.close(fd)
         holder = ws.pid_path.read_text().strip() if ws.pid_path.exists() else "unknown"
         raise LaminaError(
-            "LAMINA_LOCKED", f"graphd is already running for this repository (pid {holder})",
+            "LAMINA_LOCKED",
+            f"graphd is already running for this repository (pid {holder})",
             "Use `lamina graphd status` or `lamina graphd stop`.",
         ) from None
     return fd
@@ -312,7 +322,8 @@ def run(root: Path, ready_fd: int | None, idle_timeout: float) -> int:
     ws = open_workspace(root)
     ensure_dirs(ws)
     logging.basicConfig(
-        filename=str(ws.log_path), level=logging.INFO,
+        filename=str(ws.log_path),
+        level=logging.INFO,
         format="%(asctime)s graphd[%(process)d] %(levelname)s %(message)s",
     )
     try:

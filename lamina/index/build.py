@@ -81,7 +81,9 @@ def hold_lock(ctx: BuildContext, wait: bool = True) -> None:
         holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
         if not wait:
             os.close(fd)
-            raise LaminaError("LAMINA_LOCKED", f"the index of {ctx.identity.label} is being built by {holder}") from None
+            raise LaminaError(
+                "LAMINA_LOCKED", f"the index of {ctx.identity.label} is being built by {holder}"
+            ) from None
         ctx.progress.note(f"waiting for the Lamina lock held by {holder} …")
         fcntl.flock(fd, fcntl.LOCK_EX)
     os.ftruncate(fd, 0)
@@ -112,8 +114,11 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     ctx.progress.finish()
     if ctx.error is not None or status != 0:
         error = ctx.error
-        record = {"at": time.time(), "code": getattr(error, "code", "LAMINA_INTERNAL"),
-                  "message": str(getattr(error, "message", error) or f"doit exited with status {status}")}
+        record = {
+            "at": time.time(),
+            "code": getattr(error, "code", "LAMINA_INTERNAL"),
+            "message": str(getattr(error, "message", error) or f"doit exited with status {status}"),
+        }
         write_json_atomic(ctx.build_dir / LAST_FAILURE_FILE, record)
         if isinstance(error, LaminaError):
             raise error
@@ -135,8 +140,12 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     }
     if stats["generation"] is None:  # every task was up to date: the current generation stands
         previous = read_json(ctx.build_dir / LAST_BUILD_FILE) or {}
-        stats.update({k: previous.get(k, stats[k]) for k in ("files_scanned", "files_skipped", "chunks_total",
-                                                               "workflows", "generation")})
+        stats.update(
+            {
+                k: previous.get(k, stats[k])
+                for k in ("files_scanned", "files_skipped", "chunks_total", "workflows", "generation")
+            }
+        )
         stats["chunks_reused"] = stats["chunks_total"]
     write_json_atomic(ctx.build_dir / LAST_BUILD_FILE, stats)
     return stats

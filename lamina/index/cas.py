@@ -77,7 +77,9 @@ class ContentStore:
         return [k for k in keys if k not in have]
 
     def put_embeddings(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        rows = ((k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True))
+        rows = (
+            (k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)
+        )
         self._write("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
 
     def embeddings(self, keys: Sequence[str]) -> dict[str, np.ndarray]:

@@ -69,7 +69,9 @@ def indexed_changes(state: WorkingState, config: Config) -> tuple[str, ...]:
     return tuple(p for p in state.changed if included.match(p) and not excluded.match(p))
 
 
-def fingerprint(root: Path, state: WorkingState, identity: Identity, config: Config, model_digest: str) -> str:
+def fingerprint(
+    root: Path, state: WorkingState, identity: Identity, config: Config, model_digest: str
+) -> str:
     """Graph files and lamina.toml are hashed whole below, so they need not pass the index globs."""
     h = blake3.blake3()
     parts = [
@@ -78,8 +80,8 @@ def fingerprint(root: Path, state: WorkingState, identity: Identity, config: Con
     ]  # fmt: skip
     h.update("\n".join(parts).encode())
     h.update(digest_paths(root, indexed_changes(state, config)).encode())
-    config = root / "lamina.toml"
-    h.update(config.read_bytes() if config.exists() else b"(no config)")
+    config_file = root / "lamina.toml"
+    h.update(config_file.read_bytes() if config_file.exists() else b"(no config)")
     for path in glob_files(root, config.graph.paths):
         h.update(os.fsencode(path.relative_to(root)) + b"\0" + path.read_bytes())
     return h.hexdigest()

@@ -114,8 +114,14 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 
 def workflow_meta(doc: Any) -> str:
     """What selection needs of a root besides its text: status, aliases and direct terms (JSON)."""
-    return json.dumps({"status": doc.status, "aliases": list(doc.aliases),
-                       "terms": {k: list(v) for k, v in sorted(doc.terms.items())}}, sort_keys=True)
+    return json.dumps(
+        {
+            "status": doc.status,
+            "aliases": list(doc.aliases),
+            "terms": {k: list(v) for k, v in sorted(doc.terms.items())},
+        },
+        sort_keys=True,
+    )
 
 
 # --- step 1: manifest ------------------------------------------------------------------------------
@@ -150,8 +156,14 @@ def step_manifest(ctx: BuildContext) -> None:
     ctx.store().put_texts(texts)
     _write_jsonl(ctx.path("chunks", f"{WORKFLOWS}.jsonl"), records)
 
-    settings = json.dumps({"include": ctx.config.index.include, "exclude": ctx.config.all_excludes,
-                           "max_file_bytes": ctx.config.index.max_file_bytes}, sort_keys=True)
+    settings = json.dumps(
+        {
+            "include": ctx.config.index.include,
+            "exclude": ctx.config.all_excludes,
+            "max_file_bytes": ctx.config.index.max_file_bytes,
+        },
+        sort_keys=True,
+    )
     manifest = Manifest(
         graph_version=version,
         source_revision=source_revision(ctx.ws.root, ctx.state),
@@ -200,9 +212,17 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
             for c in chunk_file(path, data):
                 digest = text_digest(c.text)
                 pending_texts[digest] = c.text
-                recs.append({"symbol": c.symbol, "symbol_kind": c.kind, "language": c.language,
-                             "start_line": c.start_line, "end_line": c.end_line, "part": c.part,
-                             "text_digest": digest})
+                recs.append(
+                    {
+                        "symbol": c.symbol,
+                        "symbol_kind": c.kind,
+                        "language": c.language,
+                        "start_line": c.start_line,
+                        "end_line": c.end_line,
+                        "part": c.part,
+                        "text_digest": digest,
+                    }
+                )
             pending.append((key, recs))
             if len(pending) >= 200:
                 store.put_chunks(pending, pending_texts)
@@ -257,10 +277,14 @@ def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
 
     store = ctx.store()
     texts = store.texts(sorted({r["text_digest"] for r in records}))
-    keys = [embedding_key(ctx.model_digest, r["text_digest"]) if not ctx.lexical_only else "" for r in records]
+    keys = [
+        embedding_key(ctx.model_digest, r["text_digest"]) if not ctx.lexical_only else "" for r in records
+    ]
     vectors = store.embeddings([k for k in keys if k]) if not ctx.lexical_only else {}
     if not ctx.lexical_only and len(vectors) < len(set(keys)):
-        raise LaminaError("LAMINA_INTERNAL", "an embedding disappeared from the content store during the build")
+        raise LaminaError(
+            "LAMINA_INTERNAL", "an embedding disappeared from the content store during the build"
+        )
     columns = {
         name: [r[name] for r in records]
         for name in ("id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part",
@@ -290,8 +314,13 @@ def step_generation(ctx: BuildContext) -> None:
     ctx.progress.finish()
     with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
         client.call("graph.import", files=read_graph_files(ctx.ws.root, ctx.config.graph.paths))
-        gen = client.call("gen.begin", identity=ctx.identity.key, manifest=manifest, expected_count=count,
-                          expected_digest=digest)["generation"]
+        gen = client.call(
+            "gen.begin",
+            identity=ctx.identity.key,
+            manifest=manifest,
+            expected_count=count,
+            expected_digest=digest,
+        )["generation"]
         try:
             for i in range(0, len(ids), 20_000):
                 client.call_table("gen.members", pa.table({"id": ids[i : i + 20_000]}), generation=gen)
@@ -313,14 +342,21 @@ def step_generation(ctx: BuildContext) -> None:
             raise
     chunks_total = sum(1 for r in records if r["kind"] == "chunk")
     embedded = ctx.stats.get("chunks_embedded", 0)
-    ctx.stats.update(generation=result["generation"], workflows=len(records) - chunks_total,
-                     chunks_total=chunks_total, versions_uploaded=len(missing),
-                     upload_seconds=round(time.monotonic() - started, 3))
+    ctx.stats.update(
+        generation=result["generation"],
+        workflows=len(records) - chunks_total,
+        chunks_total=chunks_total,
+        versions_uploaded=len(missing),
+        upload_seconds=round(time.monotonic() - started, 3),
+    )
     ctx.stats["chunks_reused"] = max(0, chunks_total - embedded)
-    write_json_atomic(ctx.path(ACTIVE_FILE), {"generation": result["generation"], "manifest": manifest,
-                                               "digest": result["digest"]})
-    write_json_atomic(ctx.path(FINGERPRINT_FILE), {"fingerprint": ctx.fingerprint,
-                                                    "generation": result["generation"]})
+    write_json_atomic(
+        ctx.path(ACTIVE_FILE),
+        {"generation": result["generation"], "manifest": manifest, "digest": result["digest"]},
+    )
+    write_json_atomic(
+        ctx.path(FINGERPRINT_FILE), {"fingerprint": ctx.fingerprint, "generation": result["generation"]}
+    )
 
 
 def active_record(ctx_dir: Path) -> dict[str, Any] | None:

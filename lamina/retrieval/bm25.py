@@ -18,7 +18,9 @@ and de-duplicating keeps scores and match reasons independent of phrasing.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -26,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from lamina.constants import BM25_B, BM25_FIELD_WEIGHTS, BM25_K1
-from lamina.retrieval.tokenize import count_terms
+from lamina.retrieval.tokenize import word_counts, word_terms
 
 
 @dataclass(frozen=True, eq=False)
@@ -61,68 +63,72 @@ def build_bm25(
     contribute nothing)."""
     field_weights = dict(BM25_FIELD_WEIGHTS if weights is None else weights)
     _validate_parameters(field_weights, k1, b)
-    fields = list(field_weights)
-    field_index = {name: i for i, name in enumerate(fields)}
     n_docs = len(docs)
 
-    vocabulary: dict[str, int] = {}
-    # One flat COO triple list per field: (doc, term column, count).
-    rows: list[list[int]] = [[] for _ in fields]
-    cols: list[list[int]] = [[] for _ in fields]
-    counts: list[list[int]] = [[] for _ in fields]
+    # Pass 1, the only per-text Python work: count words (C-level Counter) and number distinct words
+    # (a defaultdict whose factory is a counter, so lookups stay in C). Splitting words into terms
+    # happens once per distinct word of the corpus, not once per occurrence.
+    word_ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    lookup = word_ids.__getitem__
+    field_rows: dict[str, list[int]] = {name: [] for name in field_weights}
+    field_cols: dict[str, list[int]] = {name: [] for name in field_weights}
+    field_counts: dict[str, list[int]] = {name: [] for name in field_weights}
     for doc_id, doc in enumerate(docs):
         for name, text in doc.items():
-            f = field_index.get(name)
-            if f is None:
-                raise ValueError(f"document {doc_id} has field {name!r}; known fields: {fields}")
-            term_counts = count_terms(text)
-            if not term_counts:
-                continue
-            cols[f].extend([vocabulary.setdefault(term, len(vocabulary)) for term in term_counts])
-            counts[f].extend(term_counts.values())
-            rows[f].extend([doc_id] * len(term_counts))
+            if name not in field_weights:
+                raise ValueError(f"document {doc_id} has field {name!r}; known fields: {list(field_weights)}")
+            counts = word_counts(text)
+            field_cols[name].extend(map(lookup, counts))
+            field_counts[name].extend(counts.values())
+            field_rows[name].extend(itertools.repeat(doc_id, len(counts)))
 
-    n_terms = len(vocabulary)
-    all_rows: list[np.ndarray] = []
-    all_cols: list[np.ndarray] = []
-    all_tf: list[np.ndarray] = []
+    # Pass 2: a (word x term) matrix, so (doc x word) counts @ it = (doc x term) counts.
+    vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+    split_rows: list[int] = []
+    split_cols: list[int] = []
+    for word_id, word in enumerate(word_ids):
+        terms = word_terms(word)
+        split_cols.extend(map(vocabulary.__getitem__, terms))
+        split_rows.extend(itertools.repeat(word_id, len(terms)))
+    n_words, n_terms = len(word_ids), len(vocabulary)
+    word_to_terms = sp.csr_matrix(
+        (np.ones(len(split_rows), dtype=np.float64), (split_rows, split_cols)), shape=(n_words, n_terms)
+    )  # duplicates sum: "order_order" holds "order" twice
+
+    # Pass 3: per field, length-normalise and weight the counts; add the fields (tf~ before saturation).
+    combined = sp.csr_matrix((n_docs, n_terms), dtype=np.float64)
     field_lengths: dict[str, np.ndarray] = {}
-    for f, name in enumerate(fields):
-        r = np.asarray(rows[f], dtype=np.int64)
-        c = np.asarray(cols[f], dtype=np.int64)
-        tf = np.asarray(counts[f], dtype=np.float64)
-        lengths = np.bincount(r, weights=tf, minlength=n_docs)
+    for name, weight in field_weights.items():
+        doc_words = sp.csr_matrix(
+            (np.asarray(field_counts[name], dtype=np.float64), (field_rows[name], field_cols[name])),
+            shape=(n_docs, n_words),
+        )
+        term_counts = sp.csr_matrix(doc_words @ word_to_terms)
+        lengths = np.asarray(term_counts.sum(axis=1)).ravel()
         field_lengths[name] = lengths.astype(np.int32)
-        avg = lengths.mean() if n_docs else 0.0
-        if avg > 0:
-            norm = (1.0 - b) + b * lengths / avg
-            all_rows.append(r)
-            all_cols.append(c)
-            all_tf.append(field_weights[name] * tf / norm[r])
+        average = float(lengths.mean()) if n_docs else 0.0
+        if average > 0:
+            row_factor = weight / ((1.0 - b) + b * lengths / average)
+            term_counts.data *= np.repeat(row_factor, np.diff(term_counts.indptr))
+            combined = combined + term_counts
 
-    if all_rows:
-        combined = sp.coo_matrix(
-            (np.concatenate(all_tf), (np.concatenate(all_rows), np.concatenate(all_cols))),
-            shape=(n_docs, n_terms),
-        ).tocsc()  # sums a term's contributions from different fields
-    else:
-        combined = sp.csc_matrix((n_docs, n_terms), dtype=np.float64)
-    combined.sum_duplicates()
-    combined.sort_indices()
-
-    df = np.diff(combined.indptr)
-    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-    tf_tilde = combined.data
-    combined.data = np.repeat(idf, df) * tf_tilde * (k1 + 1.0) / (k1 + tf_tilde)
-    matrix = sp.csc_matrix(combined, dtype=np.float32)
+    # Pass 4: saturate and multiply by idf, column by column (CSC: a query sums columns).
+    matrix = sp.csc_matrix(combined)
+    matrix.eliminate_zeros()  # a word whose terms are all stopwords leaves explicit zeros
+    matrix.sum_duplicates()
     matrix.sort_indices()
+    df = np.diff(matrix.indptr)
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    tf_tilde = matrix.data
+    matrix.data = np.repeat(idf, df) * tf_tilde * (k1 + 1.0) / (k1 + tf_tilde)
+    weights_matrix = sp.csc_matrix(matrix, dtype=np.float32)
 
     doc_lengths = np.zeros(n_docs, dtype=np.int32)
     for lengths in field_lengths.values():
         doc_lengths += lengths
     return BM25Index(
-        vocabulary=vocabulary,
-        weights=matrix,
+        vocabulary=dict(vocabulary),
+        weights=weights_matrix,
         doc_lengths=doc_lengths,
         field_lengths=field_lengths,
         field_weights=field_weights,

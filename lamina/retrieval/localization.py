@@ -48,8 +48,13 @@ def build_chunk_corpus(
         for p, s, t in zip(paths, symbols, texts, strict=True)
     ]
     return ChunkCorpus(
-        tuple(paths), tuple(symbols), tuple(kinds), tuple(int(x) for x in starts), tuple(int(x) for x in ends),
-        build_bm25(docs, BM25_FIELD_WEIGHTS), matrix,
+        tuple(paths),
+        tuple(symbols),
+        tuple(kinds),
+        tuple(int(x) for x in starts),
+        tuple(int(x) for x in ends),
+        build_bm25(docs, BM25_FIELD_WEIGHTS),
+        matrix,
     )
 
 
@@ -75,7 +80,9 @@ def localize(
     tokens = tokenize(query)
     rankings: dict[str, list[int]] = {}
     if "lexical" in rankers:
-        rankings["lexical"] = [i for i, _ in top_k(bm25_scores(corpus.bm25, tokens), RANK_DEPTH, min_score=0.0)]
+        rankings["lexical"] = [
+            i for i, _ in top_k(bm25_scores(corpus.bm25, tokens), RANK_DEPTH, min_score=0.0)
+        ]
     if "dense" in rankers and query_vector is not None and corpus.matrix is not None:
         rankings["dense"] = [i for i, _ in top_k(cosine_scores(corpus.matrix, query_vector), RANK_DEPTH)]
     query_terms = set(tokens)
@@ -87,7 +94,11 @@ def localize(
             reasons.append("lexical: " + ", ".join(terms))
         if "dense" in ranks:
             reasons.append(f"dense: rank {ranks['dense']}")
-        symbol_terms = sorted(query_terms & set(tokenize(corpus.symbols[doc]))) if not corpus.symbols[doc].startswith("<") else []
+        symbol_terms = (
+            sorted(query_terms & set(tokenize(corpus.symbols[doc])))
+            if not corpus.symbols[doc].startswith("<")
+            else []
+        )
         if symbol_terms:
             reasons.append("symbol name: " + ", ".join(symbol_terms[:MAX_REASON_TERMS]))
         entry = {
@@ -100,7 +111,11 @@ def localize(
             "reasons": reasons,
         }
         twin = next(
-            (k for k in kept if k["file"] == entry["file"] and k["symbol"] == entry["symbol"] and _overlaps(k, entry)),
+            (
+                k
+                for k in kept
+                if k["file"] == entry["file"] and k["symbol"] == entry["symbol"] and _overlaps(k, entry)
+            ),
             None,
         )
         if twin is not None:  # a lower-ranked window of a symbol already listed: keep its reasons only

@@ -133,7 +133,9 @@ def select(
     exact = exact_matches(task, roots)
     exact_active = [w for w in exact if status_of[w] == "active"]
 
-    rankings: dict[str, list[int]] = {"lexical": [i for i, _ in top_k(lexical_scores, RANK_DEPTH, min_score=0.0)]}
+    rankings: dict[str, list[int]] = {
+        "lexical": [i for i, _ in top_k(lexical_scores, RANK_DEPTH, min_score=0.0)]
+    }
     if dense_scores is not None:
         rankings["dense"] = [i for i, _ in top_k(dense_scores, RANK_DEPTH)]
     fused = {doc: (score, ranks) for doc, score, ranks in rrf(rankings, RRF_K)}
@@ -202,9 +204,14 @@ def select_for_task(
     tokens = tokenize(task)
     lexical = bm25_scores(root_bm25, tokens)
     distinct = max(1, len(set(tokens)))
-    coverage = np.array([len(matched_terms(root_bm25, i, tokens)) / distinct for i in range(len(roots))],
-                        dtype=np.float32)
-    dense = cosine_scores(root_matrix, query_vector) if (query_vector is not None and root_matrix is not None) else None
+    coverage = np.array(
+        [len(matched_terms(root_bm25, i, tokens)) / distinct for i in range(len(roots))], dtype=np.float32
+    )
+    dense = (
+        cosine_scores(root_matrix, query_vector)
+        if (query_vector is not None and root_matrix is not None)
+        else None
+    )
     return select(task, roots, lexical, coverage, dense, thresholds)
 
 
@@ -219,15 +226,16 @@ class RootIndex:
 
 def root_doc_from_meta(workflow: str, meta: Mapping[str, Any]) -> RootDoc:
     """A root as stored in a generation: `meta` is what lamina.index.worker.workflow_meta wrote."""
-    return RootDoc(workflow, str(meta["status"]), tuple(meta["aliases"]),
-                   {k: tuple(v) for k, v in meta["terms"].items()})
+    return RootDoc(
+        workflow, str(meta["status"]), tuple(meta["aliases"]), {k: tuple(v) for k, v in meta["terms"].items()}
+    )
 
 
 def build_root_index(entries: Sequence[tuple[RootDoc, str, np.ndarray | None]]) -> RootIndex:
     """entries: (root, document text, embedding or None)."""
     ordered = sorted(entries, key=lambda e: e[0].workflow)
-    vectors = [e[2] for e in ordered]
+    vectors = [e[2] for e in ordered if e[2] is not None]
     matrix = None
-    if vectors and all(v is not None for v in vectors):
+    if vectors and len(vectors) == len(ordered):
         matrix = np.ascontiguousarray(np.vstack(vectors), dtype=np.float32)
     return RootIndex(tuple(e[0] for e in ordered), build_bm25([{"body": e[1]} for e in ordered]), matrix)

@@ -63,7 +63,12 @@ def load_state(index: Any, generation: str) -> GenerationState:
     chunk_rows.sort(key=lambda i: (cols["path"][i], cols["start_line"][i], cols["part"][i]))
     pick = lambda name: [cols[name][i] for i in chunk_rows]  # noqa: E731
     chunks = build_chunk_corpus(
-        pick("path"), pick("symbol"), pick("symbol_kind"), pick("start_line"), pick("end_line"), pick("text"),
+        pick("path"),
+        pick("symbol"),
+        pick("symbol_kind"),
+        pick("start_line"),
+        pick("end_line"),
+        pick("text"),
         _matrix([vectors[i] for i in chunk_rows]) if chunk_rows else None,
     )
     return GenerationState(
