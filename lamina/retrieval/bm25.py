@@ -21,14 +21,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from lamina.constants import BM25_B, BM25_FIELD_WEIGHTS, BM25_K1
-from lamina.retrieval.tokenize import word_counts, word_terms
+from lamina.retrieval.tokenize import split_words, word_terms
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,45 +65,39 @@ def build_bm25(
     _validate_parameters(field_weights, k1, b)
     n_docs = len(docs)
 
-    # Pass 1, the only per-text Python work: count words (C-level Counter) and number distinct words
-    # (a defaultdict whose factory is a counter, so lookups stay in C). Splitting words into terms
-    # happens once per distinct word of the corpus, not once per occurrence.
+    unknown = sorted({name for doc in docs for name in doc} - field_weights.keys())
+    if unknown:
+        raise ValueError(f"unknown document fields {unknown}; known fields: {list(field_weights)}")
+
+    # Pass 1, the only per-text Python work: scan words and number them (a defaultdict whose factory
+    # is a counter, so a lookup stays in C). Splitting words into terms happens once per distinct
+    # word of the corpus (pass 2), not once per occurrence.
     word_ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    lookup = word_ids.__getitem__
-    field_rows: dict[str, list[int]] = {name: [] for name in field_weights}
-    field_cols: dict[str, list[int]] = {name: [] for name in field_weights}
-    field_counts: dict[str, list[int]] = {name: [] for name in field_weights}
-    for doc_id, doc in enumerate(docs):
-        for name, text in doc.items():
-            if name not in field_weights:
-                raise ValueError(f"document {doc_id} has field {name!r}; known fields: {list(field_weights)}")
-            counts = word_counts(text)
-            field_cols[name].extend(map(lookup, counts))
-            field_counts[name].extend(counts.values())
-            field_rows[name].extend(itertools.repeat(doc_id, len(counts)))
+    doc_words = {
+        name: _scan_words([doc.get(name, "") for doc in docs], word_ids.__getitem__) for name in field_weights
+    }
 
     # Pass 2: a (word x term) matrix, so (doc x word) counts @ it = (doc x term) counts.
     vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    split_rows: list[int] = []
-    split_cols: list[int] = []
-    for word_id, word in enumerate(word_ids):
+    term_columns: list[int] = []
+    terms_per_word: list[int] = []
+    for word in word_ids:
         terms = word_terms(word)
-        split_cols.extend(map(vocabulary.__getitem__, terms))
-        split_rows.extend(itertools.repeat(word_id, len(terms)))
+        term_columns.extend(map(vocabulary.__getitem__, terms))
+        terms_per_word.append(len(terms))
     n_words, n_terms = len(word_ids), len(vocabulary)
-    word_to_terms = sp.csr_matrix(
-        (np.ones(len(split_rows), dtype=np.float64), (split_rows, split_cols)), shape=(n_words, n_terms)
-    )  # duplicates sum: "order_order" holds "order" twice
+    word_to_terms = _csr(
+        np.asarray(terms_per_word, dtype=np.int64),
+        np.asarray(term_columns, dtype=np.int64),
+        (n_words, n_terms),
+    )
 
     # Pass 3: per field, length-normalise and weight the counts; add the fields (tf~ before saturation).
     combined = sp.csr_matrix((n_docs, n_terms), dtype=np.float64)
     field_lengths: dict[str, np.ndarray] = {}
     for name, weight in field_weights.items():
-        doc_words = sp.csr_matrix(
-            (np.asarray(field_counts[name], dtype=np.float64), (field_rows[name], field_cols[name])),
-            shape=(n_docs, n_words),
-        )
-        term_counts = sp.csr_matrix(doc_words @ word_to_terms)
+        sizes, columns = doc_words[name]
+        term_counts = sp.csr_matrix(_csr(sizes, columns, (n_docs, n_words)) @ word_to_terms)
         lengths = np.asarray(term_counts.sum(axis=1)).ravel()
         field_lengths[name] = lengths.astype(np.int32)
         average = float(lengths.mean()) if n_docs else 0.0
@@ -114,7 +108,7 @@ def build_bm25(
 
     # Pass 4: saturate and multiply by idf, column by column (CSC: a query sums columns).
     matrix = sp.csc_matrix(combined)
-    matrix.eliminate_zeros()  # a word whose terms are all stopwords leaves explicit zeros
+    matrix.eliminate_zeros()  # a stored zero must never count as a match
     matrix.sum_duplicates()
     matrix.sort_indices()
     df = np.diff(matrix.indptr)
@@ -135,6 +129,26 @@ def build_bm25(
         k1=k1,
         b=b,
     )
+
+
+def _scan_words(texts: Sequence[str], word_id: Callable[[str], int]) -> tuple[np.ndarray, np.ndarray]:
+    """Words per text and the id of every word occurrence, in text order. The per-occurrence work is
+    one C-level dict lookup (the ids are shared int objects, so the list holds only references)."""
+    sizes: list[int] = []
+    ids: list[int] = []
+    for text in texts:
+        words = split_words(text)
+        ids.extend(map(word_id, words))
+        sizes.append(len(words))
+    return np.asarray(sizes, dtype=np.int64), np.asarray(ids, dtype=np.int64)
+
+
+def _csr(sizes: np.ndarray, columns: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
+    """A CSR matrix of ones from row sizes and column ids. Repeated columns in a row are kept as
+    duplicates: a sparse product adds them, which is exactly counting."""
+    indptr = np.zeros(shape[0] + 1, dtype=np.int64)
+    np.cumsum(sizes, out=indptr[1:])
+    return sp.csr_matrix((np.ones(len(columns)), columns, indptr), shape=shape)
 
 
 def _validate_parameters(field_weights: Mapping[str, float], k1: float, b: float) -> None:

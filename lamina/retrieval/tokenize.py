@@ -1,15 +1,15 @@
 """Code-aware tokenization shared by indexing and queries, so both sides always agree on terms.
 
-A *word* is a run of letters/digits, possibly joined by `_` or `-` (snake_case, kebab-case). Each
-word yields its *parts* (split at `_`/`-`, camelCase and acronym boundaries, and letter/digit
-boundaries) and, when it has more than one part, the *whole identifier*: the lower-cased word with its
-separators removed ("RefundService", "refund_service" and "refund-service" all give "refundservice"),
-so an exact identifier in a task matches strongly while its parts still match loosely. Every other
-character (spaces, `/`, `.`, `(`, quotes …) separates words, which splits paths into their segments.
+A *word* is a run of letters, digits, `_` and `-` (snake_case, kebab-case). Each word yields its
+*parts* (split at `_`/`-`, camelCase and acronym boundaries, and letter/digit boundaries) and, when it
+has more than one part, the *whole identifier*: the case-folded word without separators, stemmed like
+any term ("RefundService", "refund_service" and "refund-service" all give "refundservic"), so an exact
+identifier in a task matches strongly while its parts still match loosely. Every other character
+(spaces, `/`, `.`, `(`, quotes …) separates words, which splits paths into their segments.
 
-Then each term is case-folded, stopwords and single letters are dropped, over-long tokens are dropped,
-and ASCII words get a light suffix stripper (`stem`). The rules are deterministic and documented in
-docs/ranking.md ("Ranking primitives").
+Terms are case-folded; stopwords, single letters and over-long runs are dropped; ASCII words get a
+light suffix stripper (`stem`). The rules are deterministic and documented in docs/ranking.md
+("Ranking primitives").
 """
 
 from __future__ import annotations
@@ -55,27 +55,30 @@ def stem(term: str) -> str:
     if not (term.isascii() and term.isalpha()):
         return term
     w = term
+    # Each step looks at the last letter first: most terms end in none of these and return fast.
     # 1. plurals
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith(("xes", "ches", "shes", "zzes")) and len(w) > 4:
-        w = w[:-2]
-    elif w.endswith("s") and len(w) >= 4 and not w.endswith(("ss", "us", "is", "ias")):
-        w = w[:-1]
+    if w[-1] == "s":
+        if w.endswith("ies") and len(w) > 4:
+            w = w[:-3] + "y"
+        elif w.endswith("sses"):
+            w = w[:-2]
+        elif w.endswith(("xes", "ches", "shes", "zzes")) and len(w) > 4:
+            w = w[:-2]
+        elif len(w) >= 4 and not w.endswith(("ss", "us", "is", "ias")):
+            w = w[:-1]
     # 2. verb endings; the stem must keep a vowel ("string", "thing", "shed" stay whole)
-    if w.endswith("ied") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("ed") and not w.endswith("eed") and len(w) >= 4 and _has_vowel(w[:-2]):
-        w = _undouble(w[:-2])
-    elif w.endswith("ing") and len(w) >= 5 and _has_vowel(w[:-3]):
+    if w[-1] == "d":
+        if w.endswith("ied") and len(w) > 4:
+            w = w[:-3] + "y"
+        elif w.endswith("ed") and not w.endswith("eed") and len(w) >= 4 and _has_vowel(w[:-2]):
+            w = _undouble(w[:-2])
+    elif w[-1] == "g" and w.endswith("ing") and len(w) >= 5 and _has_vowel(w[:-3]):
         w = _undouble(w[:-3])
     # 3. a final "e" goes everywhere, so "place"/"placed" and "cache"/"caches" meet
-    if w.endswith("e") and len(w) >= 3:
+    if w[-1] == "e" and len(w) >= 3:
         w = w[:-1]
     # 4. long words lose one of a final "ll" ("cancelled" -> cancel, "install" -> instal)
-    if w.endswith("ll") and len(w) >= 6:
+    if w[-1] == "l" and w.endswith("ll") and len(w) >= 6:
         w = w[:-1]
     return w
 
@@ -135,27 +138,22 @@ def word_terms(word: str) -> tuple[str, ...]:
     return tuple(terms)
 
 
-def _words(text: str) -> list[str]:
+def split_words(text: str) -> list[str]:
+    """The words of `text`, in order, before they are split into terms (see the module docstring)."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)  # full-width letters, ligatures, composed accents
     return _WORD_RE.findall(text)
 
 
-def word_counts(text: str) -> Counter[str]:
-    """Word -> occurrences, before splitting words into terms (the index build splits each distinct
-    word once for the whole corpus)."""
-    return Counter(_words(text))
-
-
 def tokenize(text: str) -> list[str]:
     """All terms of `text`, in order, with repeats (the index side)."""
-    return [term for word in _words(text) for term in word_terms(word)]
+    return [term for word in split_words(text) for term in word_terms(word)]
 
 
 def count_terms(text: str) -> dict[str, int]:
     """Term -> occurrences; equal to Counter(tokenize(text)), but each distinct word is split once."""
     counts: dict[str, int] = {}
-    for word, n in word_counts(text).items():
+    for word, n in Counter(split_words(text)).items():
         for term in word_terms(word):
             counts[term] = counts.get(term, 0) + n
     return counts
