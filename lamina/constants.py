@@ -45,18 +45,20 @@ BM25_B = 0.75
 # Field weights for source chunks (path and symbol names say more than body text).
 BM25_FIELD_WEIGHTS = {"path": 2.0, "symbol": 3.0, "body": 1.0}
 # Boost added to a workflow's fused score per direct term match, by kind of graph node.
+# Small enough that a boost reorders only near-ties: one RRF rank step near the top is ~0.00026 (k=60).
+# Measured on bench/quality.py: full-size boosts (0.002) cost 3 of 144 paraphrase selections; these do not.
 BOOSTS = {
-    "actor": 0.002,
-    "persona": 0.002,
-    "entity": 0.002,
-    "surface": 0.002,
-    "state": 0.001,
-    "operation": 0.003,
+    "actor": 0.0005,
+    "persona": 0.0005,
+    "entity": 0.0005,
+    "surface": 0.0005,
+    "state": 0.00025,
+    "operation": 0.00075,
 }
-BOOST_CAP = 0.01  # the sum of boosts on one workflow never exceeds this
+BOOST_CAP = 0.0025  # the sum of boosts on one workflow never exceeds this
 # Selection thresholds (calibrated with bench/quality.py; see docs/ranking.md).
 SELECT_MIN_MARGIN = 0.002  # fused-score margin below which the top two roots are not separated
-DENSE_MIN_COSINE = 0.35  # cosine a relevant root reaches (all-MiniLM-L6-v2 scale)
+DENSE_MIN_COSINE = 0.40  # cosine a relevant root reaches (all-MiniLM-L6-v2 scale)
 SOURCES_LIMIT = 10  # entries in packet.sources
 CANDIDATES_LIMIT = 5  # entries in packet.selection.candidates
 # Tokenizer (lamina/retrieval/tokenize.py): longer tokens (hashes, base64 blobs) are dropped, since
@@ -74,10 +76,10 @@ SYMBOL_SEARCH_DEPTH = 4  # non-symbol syntax levels searched for nested declarat
 # Selection outcome thresholds (see docs/ranking.md; calibrated by bench/quality.py on the calibration split).
 # new_workflow_required when the best active root has cosine < DENSE_MIN_COSINE and lexical coverage
 # (share of the task's distinct terms found in the root's document) < LEXICAL_MIN_COVERAGE.
-LEXICAL_MIN_COVERAGE = 0.34
-# ambiguous when the runner-up's fused score is within SELECT_MIN_MARGIN of the best and its cosine within
-# DENSE_AMBIGUITY_MARGIN.
-DENSE_AMBIGUITY_MARGIN = 0.03
+LEXICAL_MIN_COVERAGE = 0.5
+# ambiguous when the runner-up's fused score is within SELECT_MIN_MARGIN of the best, its cosine within
+# DENSE_AMBIGUITY_MARGIN, and the two rankers do not both rank the best root first.
+DENSE_AMBIGUITY_MARGIN = 0.05
 RANK_DEPTH = 200  # how deep each ranker's list goes before fusion
 
 # --- Runtime asset build (lamina/runtime; measured in docs/runtime.md) ----------------------------

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from lamina.config import load_config
+from lamina.constants import BOOST_CAP
 from lamina.errors import ERROR_CODES, LaminaError
 from lamina.graphd import protocol
 from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
@@ -144,7 +145,7 @@ def test_boosts_are_small_capped_and_deterministic() -> None:
     assert a == b
     top = a.candidates[0]
     assert top.workflow == "cancel-order" and {x.kind for x in top.boosts} == {"entity", "operation"}
-    assert sum(x.value for x in top.boosts) <= 0.01
+    assert sum(x.value for x in top.boosts) <= BOOST_CAP
 
 
 def test_cli_usage_error_and_help() -> None:

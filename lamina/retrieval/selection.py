@@ -186,7 +186,8 @@ def select(
             or second.cosine is None
             or abs(best.cosine - second.cosine) < thresholds.dense_ambiguity_margin
         )
-        if close_score and close_dense:
+        both_rankers_agree = best.lexical_rank == 1 and best.dense_rank == 1
+        if close_score and close_dense and not both_rankers_agree:
             return Selection("ambiguous", (), shown, ("top roots not separated",))
     return Selection("selected", (best.workflow,), shown, ("fused ranking",))
 
