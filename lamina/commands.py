@@ -97,7 +97,6 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         packet = client.call(
             "query.prepare", identity=ctx.identity.key, task=args.task, workflow=args.workflow, fresh=True
         )
-    packet.pop("ok", None)
     from lamina.packet import render_packet
 
     emit(args, packet, render_packet(packet))
@@ -190,7 +189,6 @@ def cmd_search(args: argparse.Namespace) -> int:
     ensure_fresh(ctx)
     with connect(ctx.ws) as client:
         result = client.call("query.search", identity=ctx.identity.key, text=args.text, ranker=args.ranker)
-    result.pop("ok", None)
     human = (
         "\n".join(
             f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
@@ -238,7 +236,6 @@ def cmd_graphd_status(args: argparse.Namespace) -> int:
     if info is None:
         emit(args, {"running": False}, "graphd is not running")
         return 1
-    info.pop("ok", None)
     info["running"] = True
     emit(args, info, "\n".join(f"{k}: {v}" for k, v in info.items()))
     return 0

@@ -6,10 +6,12 @@ strings appear only inside `sources`, as data.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION
-from lamina.retrieval.selection import Selection
+
+if TYPE_CHECKING:
+    from lamina.retrieval.selection import Selection
 
 EMPTY_GRAPH: dict[str, list[Any]] = {
     "workflows": [], "actors": [], "personas": [], "entities": [], "states": [], "surfaces": [],

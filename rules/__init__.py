@@ -16,7 +16,8 @@ from typing import Any
 from doit.tools import config_changed
 
 from lamina.index import worker
-from lamina.index.worker import WORKFLOWS, BuildContext, shard_names
+from lamina.index.context import BuildContext
+from lamina.index.worker import WORKFLOWS, shard_names
 
 
 def _guard(ctx: BuildContext, step: Any, *args: Any) -> Any:

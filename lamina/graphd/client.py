@@ -12,14 +12,15 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
-
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from lamina.constants import GRAPHD_START_TIMEOUT_SECONDS
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
 from lamina.workspace import Workspace, ensure_dirs, read_or_create_secret
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 class GraphdClient:
@@ -29,6 +30,7 @@ class GraphdClient:
         self.sock = sock
         self.nonce = protocol.read_greeting(sock)
         self.seq = 0
+        self.last_server_ms: float | None = None
 
     def close(self) -> None:
         self.sock.close()
@@ -68,9 +70,15 @@ class GraphdClient:
         return header, frame.payload
 
     def call(self, op: str, payload: bytes = b"", **fields: Any) -> dict[str, Any]:
-        return self.request(op, payload, **fields)[0]
+        """The reply's fields, without the envelope (`ok`, and graphd's own `server_ms` timing)."""
+        header = self.request(op, payload, **fields)[0]
+        header.pop("ok", None)
+        self.last_server_ms = header.pop("server_ms", None)
+        return header
 
     def call_table(self, op: str, table: pa.Table, **fields: Any) -> dict[str, Any]:
+        import pyarrow as pa  # bulk uploads only: the packet path stays free of pyarrow
+
         sink = io.BytesIO()
         with pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)

@@ -272,6 +272,7 @@ class GraphDaemon:
         if handler is None:
             err = LaminaError("LAMINA_PROTOCOL", f"unknown request {op!r}")
             return {"ok": False, **err.to_json()}, b""
+        started = time.perf_counter()
         try:
             with self.db_lock:
                 header, payload = handler(frame.header, frame.payload)
@@ -282,7 +283,7 @@ class GraphDaemon:
             log.exception("%s crashed", op)
             bug = LaminaError("LAMINA_INTERNAL", f"{op} failed: {type(exc).__name__}: {exc}")
             return {"ok": False, **bug.to_json()}, b""
-        return {"ok": True, **header}, payload
+        return {"ok": True, **header, "server_ms": round((time.perf_counter() - started) * 1000, 3)}, payload
 
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(0.5)  # wake up to notice stop requests and the idle timeout

@@ -15,6 +15,7 @@ from typing import Any
 
 from lamina.config import load_config
 from lamina.errors import LaminaError
+from lamina.index.context import BuildContext
 from lamina.index.manifest import (
     FINGERPRINT_FILE,
     LAST_BUILD_FILE,
@@ -24,7 +25,6 @@ from lamina.index.manifest import (
     write_json_atomic,
 )
 from lamina.index.progress import Progress
-from lamina.index.worker import BuildContext
 from lamina.repo.git import identity_for, locate, working_state
 from lamina.workspace import ensure_dirs, workspace_for
 
@@ -33,7 +33,7 @@ _held_locks: dict[str, int] = {}
 
 def runtime_identity(allow_lexical: bool = False) -> tuple[str, str]:
     """(model label, model digest) of the installed runtime; ("none", "") for a lexical-only build."""
-    from lamina.runtime.embedder import installed_runtime
+    from lamina.runtime.info import installed_runtime
 
     try:
         info = installed_runtime()

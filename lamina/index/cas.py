@@ -12,11 +12,12 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from lamina.errors import LaminaError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 CAS_FILE = "cas.sqlite"
 
@@ -83,6 +84,8 @@ class ContentStore:
         self._write("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
 
     def embeddings(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        import numpy as np
+
         out: dict[str, np.ndarray] = {}
         for i in range(0, len(keys), 500):
             part = list(keys[i : i + 500])

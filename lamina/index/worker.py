@@ -10,16 +10,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import blake3
 
-from lamina.config import Config
 from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION, SHARD_COUNT, UPLOAD_BATCH_ROWS
 from lamina.errors import LaminaError
-from lamina.index.cas import ContentStore
+from lamina.index.context import BuildContext
 from lamina.index.manifest import (
     ACTIVE_FILE,
     FINGERPRINT_FILE,
@@ -31,9 +29,6 @@ from lamina.index.manifest import (
     write_json_atomic,
 )
 from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
-from lamina.index.progress import Progress
-from lamina.repo.git import Identity, WorkingState
-from lamina.workspace import Workspace
 
 EMBED_CHUNK = 256  # texts per embedder call (the embedder batches by length inside)
 WORKFLOWS = "workflows"
@@ -45,48 +40,6 @@ def shard_of(path: str) -> int:
 
 def shard_names() -> list[str]:
     return [f"{i:02d}" for i in range(SHARD_COUNT)]
-
-
-@dataclass
-class BuildContext:
-    ws: Workspace
-    config: Config
-    identity: Identity
-    state: WorkingState
-    model: str  # "<model id>@<revision>", or "none" for a lexical-only build
-    model_digest: str  # "" for a lexical-only build
-    fingerprint: str
-    require_cached: bool = False
-    progress: Progress = field(default_factory=Progress)
-    stats: dict[str, Any] = field(default_factory=dict)
-    error: BaseException | None = None
-    _store: ContentStore | None = None
-    _embedder: Any = None
-
-    @property
-    def build_dir(self) -> Path:
-        return self.ws.build_dir(self.identity.key)
-
-    def path(self, *parts: str) -> Path:
-        return self.build_dir.joinpath(*parts)
-
-    def store(self) -> ContentStore:
-        if self._store is None:
-            self._store = ContentStore(self.ws.store_dir)
-        return self._store
-
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from lamina.runtime.embedder import load_embedder
-
-            self._embedder = load_embedder(threads=self.config.runtime.threads)
-            if self._embedder.info.model_digest != self.model_digest:
-                raise LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "the runtime changed during the build")
-        return self._embedder
-
-    @property
-    def lexical_only(self) -> bool:
-        return not self.model_digest
 
 
 def _write_if_changed(path: Path, content: str) -> bool:

@@ -9,7 +9,6 @@ Only onnxruntime, tokenizers and numpy are needed here.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,36 +16,10 @@ import numpy as np
 
 from lamina import constants
 from lamina.errors import integrity_error
+from lamina.runtime.info import RuntimeInfo
 from lamina.runtime.paths import MANIFEST_FILE, MODEL_FILE, TOKENIZER_FILE
 
 _PROBE_TEXT = "def parse_config(path): return load(path)"
-
-
-@dataclass(frozen=True)
-class RuntimeInfo:
-    """What is installed; cheap to get (reads only the pointer and manifest.toml)."""
-
-    directory: Path
-    model_id: str
-    revision: str
-    dimension: int
-    max_tokens: int
-    model_digest: str  # blake3 hex of manifest.toml bytes (the manifest covers all file digests)
-
-
-def installed_runtime(home: Path | None = None) -> RuntimeInfo:
-    """The active runtime, checked cheaply: pointer, manifest digest, format and pin (no large hashing)."""
-    from lamina.runtime.install import read_installed_manifest
-
-    installed = read_installed_manifest(home)
-    return RuntimeInfo(
-        directory=installed.directory,
-        model_id=installed.manifest.model_id,
-        revision=installed.manifest.revision,
-        dimension=installed.manifest.dimension,
-        max_tokens=installed.manifest.max_tokens,
-        model_digest=installed.manifest_digest,
-    )
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:

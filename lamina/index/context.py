@@ -1,0 +1,61 @@
+"""What one build of one branch/worktree identity knows: kept free of heavy imports, because the no-op
+path (`prepare --check`, a fresh `prepare`) creates it and must answer in milliseconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lamina.config import Config
+from lamina.errors import LaminaError
+from lamina.index.progress import Progress
+from lamina.repo.git import Identity, WorkingState
+from lamina.workspace import Workspace
+
+if TYPE_CHECKING:
+    from lamina.index.cas import ContentStore
+
+
+@dataclass
+class BuildContext:
+    ws: Workspace
+    config: Config
+    identity: Identity
+    state: WorkingState
+    model: str  # "<model id>@<revision>", or "none" for a lexical-only build
+    model_digest: str  # "" for a lexical-only build
+    fingerprint: str
+    require_cached: bool = False
+    progress: Progress = field(default_factory=Progress)
+    stats: dict[str, Any] = field(default_factory=dict)
+    error: BaseException | None = None
+    _store: ContentStore | None = None
+    _embedder: Any = None
+
+    @property
+    def build_dir(self) -> Path:
+        return self.ws.build_dir(self.identity.key)
+
+    def path(self, *parts: str) -> Path:
+        return self.build_dir.joinpath(*parts)
+
+    def store(self) -> ContentStore:
+        if self._store is None:
+            from lamina.index.cas import ContentStore
+
+            self._store = ContentStore(self.ws.store_dir)
+        return self._store
+
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from lamina.runtime.embedder import load_embedder
+
+            self._embedder = load_embedder(threads=self.config.runtime.threads)
+            if self._embedder.info.model_digest != self.model_digest:
+                raise LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "the runtime changed during the build")
+        return self._embedder
+
+    @property
+    def lexical_only(self) -> bool:
+        return not self.model_digest
