@@ -79,7 +79,7 @@ class ContentStore:
 
     def put_embeddings(self, keys: Sequence[str], vectors: np.ndarray) -> None:
         rows = (
-            (k, int(v.shape[0]), v.astype(np.float32).tobytes()) for k, v in zip(keys, vectors, strict=True)
+            (k, int(v.shape[0]), v.astype("<f4").tobytes()) for k, v in zip(keys, vectors, strict=True)
         )
         self._write("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
 

@@ -1,0 +1,90 @@
+"""Run every benchmark at a size that fits in ~10 minutes on 2 cores and print one table.
+
+Run: .venv/bin/python bench/report.py [--full] [--localization-repo PATH]   (or `make bench`)
+Each bench script prints its figures and a final JSON line {"bench", "figures"}; this collects them into
+one Markdown table (figure, value, baseline, ratio, target) and writes it to build/bench-report.md.
+--full runs the sizes the README quotes (50,000 chunks, 10,000 files) and takes much longer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+QUICK = [
+    ["bench/embed.py", "--quick"],
+    ["bench/ranking.py", "--quick"],
+    ["bench/graph_closure.py"],
+    ["bench/graphd.py", "--quick"],
+    ["bench/packet.py", "--quick"],
+    ["bench/prepare.py", "--quick"],
+    ["bench/quality.py"],
+]
+FULL = [
+    ["bench/embed.py"],
+    ["bench/ranking.py"],
+    ["bench/graph_closure.py"],
+    ["bench/graphd.py"],
+    ["bench/packet.py"],
+    ["bench/prepare.py", "--files", "10000"],
+    ["bench/quality.py"],
+]
+
+
+def run(cmd: list[str]) -> tuple[str, list[dict], float]:
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    figures: list[dict] = []
+    name = Path(cmd[0]).stem
+    for line in reversed(proc.stdout.splitlines()):
+        if line.startswith('{"bench"'):
+            body = json.loads(line)
+            name, figures = body["bench"], body["figures"]
+            break
+    if proc.returncode != 0 or not figures:
+        sys.stderr.write(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}\n")
+    return name, figures, elapsed
+
+
+def fmt(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--full", action="store_true")
+    parser.add_argument("--localization-repo", type=Path, action="append", default=[])
+    args = parser.parse_args()
+    plan = list(FULL if args.full else QUICK)
+    for repo in args.localization_repo:
+        plan.append(["bench/localization.py", "--repo", str(repo)] + ([] if args.full else ["--quick"]))
+    rows = ["| bench | figure | value | unit | baseline | ratio | target |", "|---|---|---|---|---|---|---|"]
+    failed = 0
+    for cmd in plan:
+        name, figures, elapsed = run(cmd)
+        print(f"{' '.join(cmd)}: {len(figures)} figures in {elapsed:.0f} s", file=sys.stderr)
+        failed += not figures
+        for f in figures:
+            rows.append(f"| {name} | {f['name']} | {fmt(f['value'])} | {f.get('unit', '')} | {fmt(f.get('baseline'))} "
+                        f"| {fmt(f.get('ratio'))} | {f.get('target', '')} |")
+    table = "\n".join(rows)
+    out = ROOT / "build" / "bench-report.md"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(f"Command: `.venv/bin/python bench/report.py{' --full' if args.full else ''}`\n\n{table}\n")
+    print(table)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
