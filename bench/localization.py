@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -195,7 +195,7 @@ def ranked_files(sources: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def recall_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
+def recall_at(ranked: Sequence[Hashable], gold: Iterable[Hashable], k: int) -> float:
     gold_set = set(gold)
     if not gold_set:
         raise ValueError("recall of an empty gold set is undefined")
@@ -211,7 +211,7 @@ def symbol_recall(
     sources: Sequence[Mapping[str, Any]], gold: Iterable[tuple[str, str]], k: int = DEPTH
 ) -> float:
     """Share of gold (file, symbol) pairs among the first k sources (same file and same symbol name)."""
-    return recall_at([(str(s["file"]), str(s["symbol"])) for s in sources], gold, k)  # type: ignore[arg-type]
+    return recall_at([(str(s["file"]), str(s["symbol"])) for s in sources], gold, k)
 
 
 @dataclass(frozen=True)
@@ -351,6 +351,12 @@ exclude = {exclude}
 """
 
 
+class LaminaFailed(RuntimeError):
+    def __init__(self, args: Sequence[str], status: int, stdout: str, stderr: str) -> None:
+        super().__init__(f"lamina {' '.join(args[:2])} exited {status}: {stdout[-2000:]} {stderr[-2000:]}")
+        self.stdout = stdout
+
+
 def lamina(scratch: Path, *args: str) -> tuple[dict[str, Any], float]:
     started = time.monotonic()
     proc = subprocess.run(
@@ -362,9 +368,7 @@ def lamina(scratch: Path, *args: str) -> tuple[dict[str, Any], float]:
     )
     seconds = time.monotonic() - started
     if proc.returncode != 0:
-        raise RuntimeError(
-            f"lamina {args[:2]} exited {proc.returncode}: {proc.stdout[-2000:]} {proc.stderr[-2000:]}"
-        )
+        raise LaminaFailed(args, proc.returncode, proc.stdout, proc.stderr)
     return json.loads(proc.stdout), seconds
 
 
@@ -411,15 +415,21 @@ def evaluate(scratch: Path, cases: Sequence[Case], log: RunLog) -> dict[str, lis
     for i, case in enumerate(cases):
         git(scratch, "checkout", "--quiet", "--force", "--detach", case.parent)
         for j, ranker in enumerate(RANKERS):
-            result, seconds = lamina(scratch, "context", "search", case.query, "--ranker", ranker, "--quiet")
             if i == 0 and j == 0:
+                result, seconds = lamina(
+                    scratch, "context", "search", case.query, "--ranker", ranker, "--quiet"
+                )
                 log.cold_index_s = seconds
                 status, _ = lamina(scratch, "context", "status")
                 log.cold_build = status.get("last_build") or {}
-            elif j == 0:
-                log.sync_s.append(seconds)
             else:
-                log.query_s.append(seconds)
+                result, seconds = lamina(
+                    scratch, "context", "search", case.query, "--ranker", ranker, "--quiet"
+                )
+                if j == 0:
+                    log.sync_s.append(seconds)
+                else:
+                    log.query_s.append(seconds)
             sources = result["sources"]
             log.range_errors.extend(line_range_errors(scratch, sources))
             scores[ranker].append(score_case(sources, case.gold_files, case.gold_symbols))

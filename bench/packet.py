@@ -78,21 +78,31 @@ def main() -> None:
         prefill_store(repo, tmp / "store")
         cli = [sys.executable, "-m", "lamina.cli"]
         try:
-            build = subprocess.run([*cli, "work", "prepare", "warm up", "--json", "--quiet"], cwd=repo,
-                                   capture_output=True, text=True)
+            build = subprocess.run(
+                [*cli, "work", "prepare", "warm up", "--json", "--quiet"],
+                cwd=repo,
+                capture_output=True,
+                text=True,
+            )
             assert build.returncode == 0, build.stderr
-            status = json.loads(subprocess.run([*cli, "context", "status", "--json"], cwd=repo, capture_output=True,
-                                               text=True).stdout)
+            status = json.loads(
+                subprocess.run(
+                    [*cli, "context", "status", "--json"], cwd=repo, capture_output=True, text=True
+                ).stdout
+            )
             chunks = status["source_chunks"]
             end_to_end = []
             for i in range(20):
                 start = time.perf_counter()
-                proc = subprocess.run([*cli, "work", "prepare", TASKS[i % len(TASKS)], "--json"], cwd=repo,
-                                      capture_output=True, text=True)
+                proc = subprocess.run(
+                    [*cli, "work", "prepare", TASKS[i % len(TASKS)], "--json"],
+                    cwd=repo,
+                    capture_output=True,
+                    text=True,
+                )
                 end_to_end.append(time.perf_counter() - start)
                 assert proc.returncode == 0 and json.loads(proc.stdout)["packet_version"] == 5
-            interp = statistics.median(
-                [_timed([sys.executable, "-c", "pass"]) for _ in range(10)])
+            interp = statistics.median([_timed([sys.executable, "-c", "pass"]) for _ in range(10)])
             from lamina.graphd.client import connect
             from lamina.index.build import context_for
 
@@ -100,19 +110,38 @@ def main() -> None:
             server, ping = [], []
             with connect(ctx.ws) as client:
                 for i in range(60):
-                    client.call("query.prepare", identity=ctx.identity.key, task=TASKS[i % len(TASKS)] + f" {i}",
-                                workflow=None, fresh=True)
+                    client.call(
+                        "query.prepare",
+                        identity=ctx.identity.key,
+                        task=TASKS[i % len(TASKS)] + f" {i}",
+                        workflow=None,
+                        fresh=True,
+                    )
                     server.append(client.last_server_ms or 0.0)
                     client.call("ping")
                     ping.append(client.last_server_ms or 0.0)
         finally:
             subprocess.run([*cli, "graphd", "stop"], cwd=repo, capture_output=True)
     q = statistics.quantiles
-    figures.append(figure(f"warm `prepare --json` end to end p50 ({chunks} chunks)", statistics.median(end_to_end) * 1000,
-                          "ms", interp * 1000, "<= 250 ms"))
+    figures.append(
+        figure(
+            f"warm `prepare --json` end to end p50 ({chunks} chunks)",
+            statistics.median(end_to_end) * 1000,
+            "ms",
+            interp * 1000,
+            "<= 250 ms",
+        )
+    )
     figures.append(figure("warm `prepare --json` end to end p95", q(end_to_end, n=20)[18] * 1000, "ms"))
-    figures.append(figure("graphd-side prepare p50 (embed task, select, closure, localize)", statistics.median(server),
-                          "ms", statistics.median(ping), "<= 30 ms"))
+    figures.append(
+        figure(
+            "graphd-side prepare p50 (embed task, select, closure, localize)",
+            statistics.median(server),
+            "ms",
+            statistics.median(ping),
+            "<= 30 ms",
+        )
+    )
     figures.append(figure("graphd-side prepare p95", q(server, n=20)[18], "ms"))
     for f in figures:
         base = f" (baseline {f['baseline']}, ratio {f['ratio']})" if f["baseline"] else ""

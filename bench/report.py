@@ -76,12 +76,16 @@ def main() -> None:
         print(f"{' '.join(cmd)}: {len(figures)} figures in {elapsed:.0f} s", file=sys.stderr)
         failed += not figures
         for f in figures:
-            rows.append(f"| {name} | {f['name']} | {fmt(f['value'])} | {f.get('unit', '')} | {fmt(f.get('baseline'))} "
-                        f"| {fmt(f.get('ratio'))} | {f.get('target', '')} |")
+            rows.append(
+                f"| {name} | {f['name']} | {fmt(f['value'])} | {f.get('unit', '')} | {fmt(f.get('baseline'))} "
+                f"| {fmt(f.get('ratio'))} | {f.get('target', '')} |"
+            )
     table = "\n".join(rows)
     out = ROOT / "build" / "bench-report.md"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(f"Command: `.venv/bin/python bench/report.py{' --full' if args.full else ''}`\n\n{table}\n")
+    out.write_text(
+        f"Command: `.venv/bin/python bench/report.py{' --full' if args.full else ''}`\n\n{table}\n"
+    )
     print(table)
     sys.exit(1 if failed else 0)
 

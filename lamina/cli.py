@@ -40,15 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="group", metavar="COMMAND")
     sub.required = True
 
-    from lamina.runtime import commands as runtime_commands
+    import lamina.commands as core_commands
+    import lamina.runtime.commands as runtime_commands
 
+    core_commands.register(sub)
     runtime_commands.register(sub)
-    try:
-        from lamina import commands as core_commands
-    except ImportError:  # during bootstrap the core commands may not exist yet
-        core_commands = None  # type: ignore[assignment]
-    if core_commands is not None:
-        core_commands.register(sub)
     return parser
 
 

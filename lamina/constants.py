@@ -25,7 +25,9 @@ EMBED_MAX_TOKENS = 256  # chunks are truncated to this many tokens before embedd
 EMBED_BATCH_SIZE = 1
 
 # --- Build graph ---------------------------------------------------------------------------------
-SHARD_COUNT = 32  # files are hash-assigned to this many shards: 2 tasks each keeps `doit list --all` < 100 lines
+SHARD_COUNT = (
+    32  # files are hash-assigned to this many shards: 2 tasks each keeps `doit list --all` < 100 lines
+)
 DEFAULT_MAX_FILE_BYTES = 1_000_000  # larger files are skipped and counted
 CHUNK_MAX_LINES = 80  # a longer symbol is split into windows of this many lines
 CHUNK_WINDOW_OVERLAP = 10  # lines shared by consecutive windows of one symbol

@@ -17,15 +17,22 @@ CONFIG = '[graph]\npaths = ["product/**/*.toml"]\n[index]\ninclude = ["src/**", 
 
 
 def commit(repo: Path, message: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(repo), "commit", "-qam", message], capture_output=True, text=True,
-                          env=os.environ)
+    return subprocess.run(
+        ["git", "-C", str(repo), "commit", "-qam", message], capture_output=True, text=True, env=os.environ
+    )
 
 
 @pytest.fixture()
 def repo(tmp_path: Path, lamina_home: Path):
-    path = make_repo(tmp_path / "r", {"lamina.toml": CONFIG, "product/checkout.toml": EXAMPLE_GRAPH.read_text(),
-                                      "src/pay.py": "def capture(order):\n    return order.total\n",
-                                      "notes.txt": "first\n"})
+    path = make_repo(
+        tmp_path / "r",
+        {
+            "lamina.toml": CONFIG,
+            "product/checkout.toml": EXAMPLE_GRAPH.read_text(),
+            "src/pay.py": "def capture(order):\n    return order.total\n",
+            "notes.txt": "first\n",
+        },
+    )
     yield path
     run_lamina("graphd", "stop", cwd=path)
 

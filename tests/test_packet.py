@@ -110,7 +110,11 @@ def _example_params() -> list:
     params = []
     for t in TASKS:
         if t.get("demo") or t["status"] == "multi_workflow":
-            marks = [pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[t["text"]])] if t["text"] in KNOWN_MISSES else []
+            marks = (
+                [pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[t["text"]])]
+                if t["text"] in KNOWN_MISSES
+                else []
+            )
             params.append(pytest.param(t, marks=marks, id=t["text"][:40]))
     return params
 

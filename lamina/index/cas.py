@@ -78,9 +78,7 @@ class ContentStore:
         return [k for k in keys if k not in have]
 
     def put_embeddings(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        rows = (
-            (k, int(v.shape[0]), v.astype("<f4").tobytes()) for k, v in zip(keys, vectors, strict=True)
-        )
+        rows = ((k, int(v.shape[0]), v.astype("<f4").tobytes()) for k, v in zip(keys, vectors, strict=True))
         self._write("INSERT OR IGNORE INTO embeddings VALUES (?, ?, ?)", rows)
 
     def embeddings(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
