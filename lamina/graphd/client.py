@@ -44,14 +44,13 @@ class GraphdClient:
     def request(self, op: str, payload: bytes = b"", **fields: Any) -> tuple[dict[str, Any], bytes]:
         self.seq += 1
         seq = self.seq
-        self.sock.sendall(
-            protocol.encode_frame(
-                self.key, self.nonce, protocol.TO_SERVER, seq, {"op": op, **fields}, payload
-            )
+        frame_bytes = protocol.encode_frame(
+            self.key, self.nonce, protocol.TO_SERVER, seq, {"op": op, **fields}, payload
         )
         try:
+            self.sock.sendall(frame_bytes)
             body = protocol.read_body(self.sock)
-        except EOFError as exc:
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
             raise LaminaError(
                 "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
             ) from exc
@@ -180,15 +179,39 @@ def start_graphd(ws: Workspace, idle_timeout: float | None = None) -> int:
 
 
 def _try_client(ws: Workspace, key: bytes) -> GraphdClient | None:
-    """A client on a daemon that greets us; None when nothing (or a dying daemon) is listening."""
+    """A client on a daemon that greets us and answers a ping; None when nothing, or a daemon that is
+    exiting (idle timeout, stop, storage failure), is listening."""
     sock = _try_connect(ws)
     if sock is None:
         return None
     try:
-        return GraphdClient(ws, key, sock)
-    except (ConnectionResetError, EOFError, BrokenPipeError):
+        client = GraphdClient(ws, key, sock)
+        client.call("ping")
+        return client
+    except (ConnectionResetError, EOFError, BrokenPipeError, LaminaError):
         sock.close()
         return None
+
+
+def _wait_for_exit(ws: Workspace, timeout: float = 30.0) -> None:
+    """Block until a dying graphd has released its lock (the flock is released when it exits)."""
+    fd = os.open(ws.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise LaminaError(
+                        "LAMINA_GRAPHD_UNAVAILABLE",
+                        "graphd holds its lock but does not answer",
+                        f"See {ws.log_path}; `lamina graphd stop` or kill the pid in {ws.pid_path}.",
+                    ) from None
+                time.sleep(0.05)
+    finally:
+        os.close(fd)
 
 
 def connect(ws: Workspace, autostart: bool = True, idle_timeout: float | None = None) -> GraphdClient:
@@ -199,6 +222,7 @@ def connect(ws: Workspace, autostart: bool = True, idle_timeout: float | None = 
         with _start_lock(ws):
             client = _try_client(ws, key)
             if client is None:
+                _wait_for_exit(ws)
                 clean_stale(ws)
                 start_graphd(ws, idle_timeout)
                 client = _try_client(ws, key)
@@ -234,16 +258,5 @@ def stop(ws: Workspace, timeout: float = 30.0) -> bool:
             client.call("stop")
         except LaminaError:
             pass
-    fd = os.open(ws.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:  # the flock is released when graphd exits; block on it with a deadline
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise LaminaError("LAMINA_GRAPHD_UNAVAILABLE", "graphd did not stop in time") from None
-                time.sleep(0.05)
-    finally:
-        os.close(fd)
+    _wait_for_exit(ws, timeout)
+    return True

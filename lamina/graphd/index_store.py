@@ -45,6 +45,11 @@ VERSION_COLUMNS = (
 )  # fmt: skip
 
 
+class StorageFailure(Exception):
+    """The database handle can no longer be trusted (a failed commit or rollback). graphd answers, then
+    exits; the next graphd reopens the database, which recovers the last committed state."""
+
+
 def _encode_json(value: Any) -> str:
     # real_ladybug rewrites scalar string parameters that look like JSON maps or lists ('{"x": 1}' comes back
     # as '{x: 1}'); base64 keeps the manifest byte-exact. Arrow COPY does not have this problem.
@@ -104,10 +109,16 @@ class IndexStore:
         self.conn.execute("BEGIN TRANSACTION")
         try:
             yield
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+        except BaseException as exc:
+            try:
+                self.conn.execute("ROLLBACK")
+            except RuntimeError as rollback_error:
+                raise StorageFailure(f"rollback failed after {exc!r}: {rollback_error}") from exc
             raise
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except RuntimeError as exc:  # e.g. ENOSPC: Ladybug cannot roll back either; the handle is unusable
+            raise StorageFailure(f"commit failed: {exc}") from exc
 
     def _existing(self, table: str, key: str, values: Sequence[str]) -> set[str]:
         if not values:

@@ -12,6 +12,7 @@ import io
 import logging
 import os
 import signal
+import shutil
 import socket
 import sys
 import threading
@@ -25,11 +26,19 @@ import pyarrow as pa
 from lamina.constants import GRAPHD_IDLE_TIMEOUT_SECONDS, INDEX_BUFFER_POOL_BYTES, PRODUCT_BUFFER_POOL_BYTES
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
+from lamina.graphd.index_store import StorageFailure
 from lamina.workspace import Workspace, ensure_dirs, open_workspace, read_or_create_secret
 
 log = logging.getLogger("lamina.graphd")
 
 Reply = tuple[dict[str, Any], bytes]
+LOW_DISK_BYTES = 64 * 1024 * 1024  # free space kept in reserve; below it a storage failure means a full disk
+# A write needs several times its payload on disk (WAL, pages, shadow pages) before it can commit.
+WRITE_SPACE_FACTOR = 4
+# Operations that write, and so are refused up front when the disk cannot hold them: real_ladybug 0.15.3
+# cannot roll back a commit that hit ENOSPC, and a database recovered from that state segfaults on the next
+# write (measured: tests/test_disk_full.py). So Lamina never lets a write reach a full disk.
+WRITING_OPS = {"graph.import", "index.put", "gen.begin", "gen.members", "gen.commit", "gen.invalidate"}
 
 
 def arrow_from_bytes(payload: bytes) -> pa.Table:
@@ -227,6 +236,23 @@ class GraphDaemon:
             raise LaminaError("LAMINA_PROTOCOL", f"unknown ranker {ranker!r}")
         return self.retrieval.search(identity, text, ranker), b""
 
+    def require_space(self, op: str, needed: int) -> None:
+        free = shutil.disk_usage(self.ws.data_dir).free
+        if free < needed + LOW_DISK_BYTES:
+            raise LaminaError(
+                "LAMINA_DISK_FULL",
+                f"{op} refused: {free} bytes free under {self.ws.data_dir}, "
+                f"{needed + LOW_DISK_BYTES} needed (with a {LOW_DISK_BYTES}-byte reserve); nothing was written",
+            )
+
+    def storage_error(self, op: str, exc: Exception) -> LaminaError:
+        free = shutil.disk_usage(self.ws.data_dir).free
+        if free < LOW_DISK_BYTES:
+            return LaminaError(
+                "LAMINA_DISK_FULL", f"{op}: the disk under {self.ws.data_dir} is full ({free} bytes free)"
+            )
+        return LaminaError("LAMINA_INTERNAL", f"{op}: the index database failed: {exc}")
+
     # --- connection handling ---------------------------------------------------------------------
     def handle_connection(self, conn: socket.socket) -> None:
         nonce = protocol.new_nonce()
@@ -274,11 +300,17 @@ class GraphDaemon:
             return {"ok": False, **err.to_json()}, b""
         started = time.perf_counter()
         try:
+            if op in WRITING_OPS:
+                self.require_space(op, len(frame.payload) * WRITE_SPACE_FACTOR)
             with self.db_lock:
                 header, payload = handler(frame.header, frame.payload)
         except LaminaError as err:
             log.info("%s failed: %s", op, err)
             return {"ok": False, **err.to_json()}, b""
+        except StorageFailure as exc:
+            log.error("%s: storage failure, exiting so the next graphd recovers the databases: %s", op, exc)
+            self.stopping.set()
+            return {"ok": False, **self.storage_error(op, exc).to_json()}, b""
         except Exception as exc:  # a bug must not kill the daemon or leave the client hanging
             log.exception("%s crashed", op)
             bug = LaminaError("LAMINA_INTERNAL", f"{op} failed: {type(exc).__name__}: {exc}")
