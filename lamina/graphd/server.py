@@ -11,8 +11,8 @@ import fcntl
 import io
 import logging
 import os
-import signal
 import shutil
+import signal
 import socket
 import sys
 import threading
