@@ -55,9 +55,13 @@ def main() -> None:
     make_repository()
     if not (DEMO_REPO / "lamina.toml").exists():
         lamina("init")
-    for text in demo_tasks():
+    texts = demo_tasks()
+    for text in texts:
         heading(f"lamina work prepare {text!r}")
         lamina("work", "prepare", text)
+    # When selection is wrong or ambiguous, the caller names the workflow: the graph is still exact.
+    heading(f"lamina work prepare {texts[0]!r} --workflow refund-order")
+    lamina("work", "prepare", texts[0], "--workflow", "refund-order")
     heading("lamina context status")
     lamina("context", "status")
 
