@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib.util  # noqa: F401  (real_ladybug needs it before Arrow parameters)
 import io
-import json
 import statistics
 import sys
 import tempfile
@@ -22,6 +21,7 @@ import pyarrow as pa
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import figure, print_report  # noqa: E402
 from bench.graph_closure import generate_graph_files  # noqa: E402
 from lamina.graphd.client import connect, stop  # noqa: E402
 from lamina.index.membership import membership_digest  # noqa: E402
@@ -29,18 +29,6 @@ from lamina.workspace import open_workspace  # noqa: E402
 from tests.helpers import make_repo, synthetic_versions  # noqa: E402
 
 UPLOAD_TARGET_S = 10.0
-
-
-def figure(name: str, value: float, unit: str, baseline: float | None = None, target: str = "") -> dict:
-    ratio = round(value / baseline, 3) if baseline else None
-    return {
-        "name": name,
-        "value": round(value, 4),
-        "unit": unit,
-        "baseline": baseline and round(baseline, 4),
-        "ratio": ratio,
-        "target": target,
-    }
 
 
 def arrow_bytes(table: pa.Table) -> int:
@@ -130,10 +118,7 @@ def main() -> None:
     figures.append(figure("upload frames", frames / upload, "frames/s"))
     figures.append(figure("ping round trip p50", statistics.median(ping) * 1000, "ms"))
     figures.append(figure(f"graphd RSS at rest holding {n} chunks", rest, "MB"))
-    for f in figures:
-        base = f" (baseline {f['baseline']}, ratio {f['ratio']})" if f["baseline"] else ""
-        print(f"{f['name']}: {f['value']} {f['unit']}{base}")
-    print(json.dumps({"bench": "graphd", "figures": figures}))
+    print_report("graphd", figures)
 
 
 if __name__ == "__main__":

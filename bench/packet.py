@@ -25,7 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.prepare import figure, generate_repo, git  # noqa: E402
+from bench.common import figure, print_report  # noqa: E402
+from bench.prepare import generate_repo, git  # noqa: E402
 
 TASKS = [
     "capture payment for an order", "refund the customer's order", "ship the parcel to the buyer",
@@ -143,10 +144,7 @@ def main() -> None:
         )
     )
     figures.append(figure("graphd-side prepare p95", q(server, n=20)[18], "ms"))
-    for f in figures:
-        base = f" (baseline {f['baseline']}, ratio {f['ratio']})" if f["baseline"] else ""
-        print(f"{f['name']}: {f['value']} {f['unit']}{base}")
-    print(json.dumps({"bench": "packet", "figures": figures}))
+    print_report("packet", figures)
 
 
 def _timed(cmd: list[str]) -> float:

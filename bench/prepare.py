@@ -25,21 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import figure, print_report  # noqa: E402
+
 WORDS = (
     "order refund payment invoice customer cart shipment coupon review seller stock account "
     "address report export notify schedule retry capture ledger balance tax discount"
 ).split()
-
-
-def figure(name: str, value: float, unit: str, baseline: float | None = None, target: str = "") -> dict:
-    return {
-        "name": name,
-        "value": round(value, 4),
-        "unit": unit,
-        "baseline": None if baseline is None else round(baseline, 4),
-        "ratio": None if not baseline else round(value / baseline, 3),
-        "target": target,
-    }
 
 
 def generate_repo(path: Path, files: int, seed: int = 11) -> None:
@@ -205,10 +196,7 @@ def main() -> None:
             )
         finally:
             lamina(repo, "graphd", "stop")
-    for f in figures:
-        base = f" (baseline {f['baseline']}, ratio {f['ratio']})" if f["baseline"] else ""
-        print(f"{f['name']}: {f['value']} {f['unit']}{base}")
-    print(json.dumps({"bench": "prepare", "figures": figures}))
+    print_report("prepare", figures)
 
 
 if __name__ == "__main__":

@@ -13,11 +13,6 @@ from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION
 if TYPE_CHECKING:
     from lamina.retrieval.selection import Selection
 
-EMPTY_GRAPH: dict[str, list[Any]] = {
-    "workflows": [], "actors": [], "personas": [], "entities": [], "states": [], "surfaces": [],
-    "invariants": [], "scenarios": [], "risks": [], "proofs": [],
-}  # fmt: skip
-
 
 def _candidate_json(c: Any) -> dict[str, Any]:
     return {
@@ -44,9 +39,9 @@ def build_packet(
     closure: dict[str, Any] | None,
     sources: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    from lamina.graph.store import obligations
+    from lamina.graph.store import empty_closure, obligations
 
-    graph = closure if closure is not None else {k: [] for k in EMPTY_GRAPH}
+    graph = closure if closure is not None else empty_closure()
     return {
         "packet_version": PACKET_VERSION,
         "task": task,
