@@ -16,7 +16,9 @@ import numpy as np
 
 from lamina import constants
 from lamina.errors import integrity_error
-from lamina.runtime.info import RuntimeInfo
+from lamina.runtime.info import RuntimeInfo, installed_runtime
+
+__all__ = ["Embedder", "RuntimeInfo", "installed_runtime", "load_embedder"]
 from lamina.runtime.paths import MANIFEST_FILE, MODEL_FILE, TOKENIZER_FILE
 
 _PROBE_TEXT = "def parse_config(path): return load(path)"
