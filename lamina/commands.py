@@ -143,6 +143,14 @@ def _status(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _describe_failure(failure: dict[str, Any] | None) -> str:
+    if not failure:
+        return "none"
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(failure.get("at", 0))))
+    what = failure.get("code") or failure.get("state") or "failed"
+    return f"{what} at {when}: {failure.get('message') or failure.get('reason', '')}"
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     st = _status(args)
     lb = st["last_build"] or {}
@@ -156,7 +164,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
         f"last build:   {lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
         f"{lb.get('chunks_embedded', 0)} embedded, {lb.get('chunks_reused', 0)} reused, {lb.get('seconds', 0)} s",
-        f"last failure: {json.dumps(st['last_failure']) if st['last_failure'] else 'none'}",
+        f"last failure: {_describe_failure(st['last_failure'])}",
     ]
     emit(args, st, "\n".join(lines))
     return 0
