@@ -295,7 +295,7 @@ class GraphDaemon:
     def dispatch(self, frame: protocol.Frame) -> Reply:
         op = frame.header.get("op")
         handler = self.handlers.get(op) if isinstance(op, str) else None
-        if handler is None:
+        if handler is None or not isinstance(op, str):
             err = LaminaError("LAMINA_PROTOCOL", f"unknown request {op!r}")
             return {"ok": False, **err.to_json()}, b""
         started = time.perf_counter()
