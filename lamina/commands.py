@@ -128,7 +128,7 @@ def _status(args: argparse.Namespace) -> dict[str, Any]:
         "pending": gen.get("pending", []),
         "graph_version": manifest.get("graph_version"),
         "source_revision": manifest.get("source_revision"),
-        "model": manifest.get("model") or ctx.model,
+        "model": manifest.get("model") or ("none" if ctx.lexical_only else None),
         "model_digest": manifest.get("model_digest"),
         "installed_model_digest": ctx.model_digest,
         "index_digest": gen.get("digest"),

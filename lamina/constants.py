@@ -40,7 +40,9 @@ NONCE_BYTES = 16
 GRAPHD_IDLE_TIMEOUT_SECONDS = 3 * 60 * 60
 GRAPHD_START_TIMEOUT_SECONDS = 30.0
 UPLOAD_BATCH_ROWS = 10_000  # document versions per upload frame (one index transaction each)
-INDEX_BUFFER_POOL_BYTES = 256 * 1024 * 1024  # Ladybug buffer pool of the index database
+INDEX_BUFFER_POOL_BYTES = (
+    1024 * 1024 * 1024
+)  # Ladybug buffer pool of the index database (a 50k-chunk upload needs >256 MiB)
 PRODUCT_BUFFER_POOL_BYTES = 128 * 1024 * 1024
 
 # --- Ranking -------------------------------------------------------------------------------------

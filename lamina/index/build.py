@@ -31,17 +31,16 @@ from lamina.workspace import ensure_dirs, workspace_for
 _held_locks: dict[str, int] = {}
 
 
-def runtime_identity(allow_lexical: bool = False) -> tuple[str, str]:
-    """(model label, model digest) of the installed runtime; ("none", "") for a lexical-only build."""
-    from lamina.runtime.info import installed_runtime
+def runtime_digest(allow_lexical: bool = False) -> str:
+    """The installed runtime's model digest (cheap: the pointer file); "" for a lexical-only build."""
+    from lamina.runtime.info import installed_model_digest
 
     try:
-        info = installed_runtime()
+        return installed_model_digest()
     except LaminaError:
         if allow_lexical:
-            return "none", ""
+            return ""
         raise
-    return f"{info.model_id}@{info.revision}", info.model_digest
 
 
 def context_for(
@@ -53,9 +52,9 @@ def context_for(
     ensure_dirs(ws)
     state = working_state(location.root)
     identity = identity_for(location, state)
-    model, model_digest = runtime_identity(allow_lexical)
+    model_digest = runtime_digest(allow_lexical)
     return BuildContext(
-        ws=ws, config=config, identity=identity, state=state, model=model, model_digest=model_digest,
+        ws=ws, config=config, identity=identity, state=state, model_digest=model_digest,
         fingerprint=fingerprint(location.root, state, identity, config, model_digest),
         require_cached=require_cached, progress=Progress(quiet=quiet),
     )  # fmt: skip

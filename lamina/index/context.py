@@ -23,7 +23,6 @@ class BuildContext:
     config: Config
     identity: Identity
     state: WorkingState
-    model: str  # "<model id>@<revision>", or "none" for a lexical-only build
     model_digest: str  # "" for a lexical-only build
     fingerprint: str
     require_cached: bool = False
@@ -59,3 +58,15 @@ class BuildContext:
     @property
     def lexical_only(self) -> bool:
         return not self.model_digest
+
+    @property
+    def model(self) -> str:
+        """ "<model id>@<revision>" (reads and checks the installed manifest), or "none" when lexical-only."""
+        if self.lexical_only:
+            return "none"
+        from lamina.runtime.info import installed_runtime
+
+        info = installed_runtime()
+        if info.model_digest != self.model_digest:
+            raise LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "the runtime changed during the build")
+        return f"{info.model_id}@{info.revision}"

@@ -12,7 +12,6 @@ import os
 import shutil
 import tarfile
 import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from lamina.runtime.asset import (
     check_pin,
     parse_manifest,
 )
+from lamina.runtime.info import read_pointer
 from lamina.runtime.paths import (
     ASSET_FILES,
     MANIFEST_FILE,
@@ -63,26 +63,6 @@ class InstallResult:
 
 
 # --- Reading what is installed --------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Pointer:
-    directory: Path
-    manifest_digest: str
-
-
-def _read_pointer(home: Path | None) -> _Pointer:
-    pointer = current_pointer(home)
-    try:
-        document = tomllib.loads(pointer.read_text(encoding="utf-8"))
-        name, digest = str(document["directory"]), str(document["manifest_blake3"])
-    except FileNotFoundError as exc:
-        raise integrity_error(f"no runtime is installed ({pointer} is missing)") from exc
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError) as exc:
-        raise integrity_error(f"{pointer} is unreadable: {exc}") from exc
-    if "/" in name or name.startswith("."):
-        raise integrity_error(f"{pointer} names an invalid directory {name!r}")
-    return _Pointer(runtime_root(home) / name, digest)
-
-
 def _load_manifest(directory: Path, expected_digest: str | None) -> tuple[AssetManifest, str, Pin]:
     path = directory / MANIFEST_FILE
     try:
@@ -99,7 +79,7 @@ def _load_manifest(directory: Path, expected_digest: str | None) -> tuple[AssetM
 
 def read_installed_manifest(home: Path | None = None) -> InstalledRuntime:
     """Cheap check: pointer, manifest digest, format and pin; large files are not hashed."""
-    pointer = _read_pointer(home)
+    pointer = read_pointer(home)
     if not pointer.directory.is_dir():
         raise integrity_error(f"{pointer.directory} is missing (named by {current_pointer(home)})")
     manifest, digest, pin = _load_manifest(pointer.directory, pointer.manifest_digest)
@@ -174,7 +154,7 @@ def _write_pointer(home: Path | None, directory: Path, manifest_digest: str) -> 
 
 def _current_directory(home: Path | None) -> Path | None:
     try:
-        return _read_pointer(home).directory
+        return read_pointer(home).directory
     except LaminaError:
         return None
 
@@ -255,7 +235,7 @@ def runtime_status(home: Path | None = None) -> RuntimeStatus:
     manifest: AssetManifest | None = None
     digest: str | None = None
     try:  # show whatever can still be read, unchecked
-        directory = _read_pointer(home).directory
+        directory = read_pointer(home).directory
         data = (directory / MANIFEST_FILE).read_bytes()
         digest = blake3_hex(data)
         manifest = parse_manifest(data, str(directory / MANIFEST_FILE))
