@@ -71,7 +71,7 @@ def main() -> None:
         tmp = Path(tmpdir)
         repo = tmp / "repo"
         repo.mkdir()
-        generate_repo(repo, max(1, target // 2))  # about two chunks per generated file
+        generate_repo(repo, max(1, target * 3 // 5))  # 5 generated files give about 8 chunks
         git(repo, "init", "-q", "-b", "main")
         git(repo, "add", "-A")
         git(repo, "-c", "user.email=b@example.test", "-c", "user.name=bench", "commit", "-qm", "bench")

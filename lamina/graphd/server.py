@@ -32,6 +32,7 @@ from lamina.workspace import Workspace, ensure_dirs, open_workspace, read_or_cre
 log = logging.getLogger("lamina.graphd")
 
 Reply = tuple[dict[str, Any], bytes]
+GC_IDLE_SECONDS = 2.0  # garbage collection waits for this much quiet
 LOW_DISK_BYTES = 64 * 1024 * 1024  # free space kept in reserve; below it a storage failure means a full disk
 # A write needs several times its payload on disk (WAL, pages, shadow pages) before it can commit.
 WRITE_SPACE_FACTOR = 4
@@ -78,6 +79,7 @@ class GraphDaemon:
         self.db_lock = threading.RLock()  # one writer/reader at a time on the databases
         self.stopping = threading.Event()
         self.workers: list[threading.Thread] = []
+        self.gc_due = True  # also collect what a previous graphd left
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
         self.product_db = lb.Database(str(ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
         self.index_db = lb.Database(str(ws.index_db), buffer_pool_size=INDEX_BUFFER_POOL_BYTES)
@@ -182,8 +184,8 @@ class GraphDaemon:
                 f"but graphd holds {graph_version}",
             )
         info = self.index.commit_and_activate(gen_id)
-        gc = self.index.collect_garbage()
-        log.info("activated %s for %s (%d members); gc %s", gen_id, info.identity, info.committed_count, gc)
+        self.gc_due = True  # collected when graphd is idle, off the critical path of the build
+        log.info("activated %s for %s (%d members)", gen_id, info.identity, info.committed_count)
         return {"generation": gen_id, "count": info.committed_count, "digest": info.committed_digest}, b""
 
     def op_gen_fail(self, header: dict[str, Any], payload: bytes) -> Reply:
@@ -235,6 +237,19 @@ class GraphDaemon:
         if ranker not in ("hybrid", "lexical", "dense"):
             raise LaminaError("LAMINA_PROTOCOL", f"unknown ranker {ranker!r}")
         return self.retrieval.search(identity, text, ranker), b""
+
+    def collect_when_idle(self) -> None:
+        """Garbage-collect superseded generations once no request has come for GC_IDLE_SECONDS."""
+        if not self.gc_due or time.monotonic() - self.last_activity < GC_IDLE_SECONDS:
+            return
+        with self.db_lock:
+            try:
+                stats = self.index.collect_garbage()
+            except Exception:  # collection is an optimisation: never let it take graphd down
+                log.exception("garbage collection failed")
+                stats = {}
+            self.gc_due = bool(stats.get("skipped"))  # a pending build blocks collection: retry later
+            log.info("garbage collection: %s", stats)
 
     def require_space(self, op: str, needed: int) -> None:
         free = shutil.disk_usage(self.ws.data_dir).free
@@ -326,6 +341,7 @@ class GraphDaemon:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
+                self.collect_when_idle()
                 continue
             conn.settimeout(None)
             self.last_activity = time.monotonic()
