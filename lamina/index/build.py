@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -96,6 +97,23 @@ def release_lock(ctx: BuildContext) -> None:
         os.close(fd)
 
 
+def warm_graphd(ctx: BuildContext) -> threading.Thread:
+    """Start graphd (if needed) while the worker chunks and embeds, so it is ready by upload time.
+    Failures are ignored here: the generation step connects again and reports them."""
+
+    def start() -> None:
+        from lamina.graphd.client import connect
+
+        try:
+            connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds).close()
+        except LaminaError:
+            pass
+
+    thread = threading.Thread(target=start, name="warm-graphd", daemon=True)
+    thread.start()
+    return thread
+
+
 def run_build(ctx: BuildContext) -> dict[str, Any]:
     """Run the doit graph to a new active generation. Returns the build statistics."""
     from doit.cmd_base import ModuleTaskLoader
@@ -106,6 +124,7 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
 
     started = time.monotonic()
     ctx.build_dir.mkdir(parents=True, exist_ok=True)
+    warm_graphd(ctx)
     namespace = task_definitions(ctx)
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": ZeroReporter}
     ctx.error = None
