@@ -59,6 +59,23 @@ def generate_repo(path: Path, files: int, seed: int = 11) -> None:
     shutil.copy(ROOT / "tests/data/checkout.toml", path / "product/checkout.toml")
 
 
+# A function to append to one indexed source file, by language: the one-file-edit measurement.
+ADDITIONS = {
+    ".py": "\n\ndef added_for_bench(x):\n    return x * 2\n",
+    ".ts": "\n\nexport function addedForBench(x: number): number {\n  return x * 2;\n}\n",
+    ".rs": "\n\npub fn added_for_bench(x: i64) -> i64 {\n    x * 2\n}\n",
+    ".java": "\n// added for bench\n",
+}
+
+
+def pick_victim(repo: Path) -> tuple[Path, str]:
+    for suffix, addition in ADDITIONS.items():
+        for path in sorted(repo.rglob(f"*{suffix}")):
+            if ".git" not in path.parts and "product" not in path.parts and "test" not in path.name:
+                return path, addition
+    raise SystemExit("no source file to edit for the one-file-edit measurement")
+
+
 def git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
 
@@ -151,17 +168,15 @@ def main() -> None:
                 [lamina(repo, "work", "prepare", "capture payment", "--json")[0] for _ in range(5)]
             )
             figures.append(figure(f"[{label}] warm no-op `prepare --json` (packet)", warm, "s", gst))
-            victim = next(
-                p for p in sorted(repo.rglob("*.py")) if ".git" not in p.parts and "product" not in p.parts
-            )
-            victim.write_text(victim.read_text() + "\n\ndef added_for_bench(x):\n    return x * 2\n")
+            victim, addition = pick_victim(repo)
+            victim.write_text(victim.read_text() + addition)
             edit, _ = lamina(repo, "work", "prepare", "capture payment", "--json", "--quiet")
             embedded = status(repo)["last_build"]["chunks_embedded"]
             from lamina.runtime.embedder import load_embedder
 
             emb = load_embedder(threads=2)
             t0 = time.perf_counter()
-            emb.embed(["def added_for_bench(x):\n    return x * 2\n"] * max(1, embedded))
+            emb.embed([addition.strip()] * max(1, embedded))
             one = time.perf_counter() - t0
             figures.append(
                 figure(
