@@ -83,8 +83,9 @@ class GraphDaemon:
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
         self.product_db = lb.Database(str(ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
         self.index_db = lb.Database(str(ws.index_db), buffer_pool_size=INDEX_BUFFER_POOL_BYTES)
-        self.product = ProductStore(lb.Connection(self.product_db))
-        self.index = IndexStore(lb.Connection(self.index_db))
+        self.connections = [lb.Connection(self.product_db), lb.Connection(self.index_db)]
+        self.product = ProductStore(self.connections[0])
+        self.index = IndexStore(self.connections[1])
         abandoned = self.index.abandon_pending("graphd restarted while the generation was pending")
         if abandoned:
             log.info(
@@ -237,6 +238,19 @@ class GraphDaemon:
         if ranker not in ("hybrid", "lexical", "dense"):
             raise LaminaError("LAMINA_PROTOCOL", f"unknown ranker {ranker!r}")
         return self.retrieval.search(identity, text, ranker), b""
+
+    def close(self) -> None:
+        """Close both databases (checkpointing them) while graphd still holds its lock."""
+        for conn in self.connections:
+            try:
+                conn.close()
+            except Exception:  # a failed database must not keep the others open
+                log.exception("closing a connection failed")
+        for db in (self.product_db, self.index_db):
+            try:
+                db.close()
+            except Exception:
+                log.exception("closing a database failed")
 
     def collect_when_idle(self) -> None:
         """Garbage-collect superseded generations once no request has come for GC_IDLE_SECONDS."""
@@ -414,6 +428,7 @@ def run(root: Path, ready_fd: int | None, idle_timeout: float) -> int:
                     path.unlink()
                 except FileNotFoundError:
                     pass
+            daemon.close()  # before the lock goes: whoever waits on it may open the databases at once
         log.info("stopped")
         os.close(lock_fd)
     return 0
