@@ -120,6 +120,8 @@ def dodo_namespace(dodo_file: str) -> dict[str, Any]:
     """What a repository's dodo.py exposes: the real graph for this worktree, under Lamina's lock."""
     from lamina.index.build import context_for, hold_lock
 
-    ctx = context_for(Path(dodo_file).resolve().parent)
+    # Introspection (`doit list`, `doit info`) must work without a model; a plain `doit` run without one
+    # builds a lexical-only generation, as `prepare --workflow` does.
+    ctx = context_for(Path(dodo_file).resolve().parent, allow_lexical=True)
     hold_lock(ctx, wait=True)  # held until the doit process exits
     return task_definitions(ctx)

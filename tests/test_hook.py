@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,15 @@ def test_hook_install_refuses_to_replace_a_foreign_hook(repo: Path) -> None:
     proc = run_lamina("hook", "install", "--json", cwd=repo)
     assert proc.returncode == 2 and "LAMINA_USAGE" in proc.stdout
     assert hook.read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_doit_list_works_without_a_runtime(repo: Path, tmp_path: Path) -> None:
+    assert run_lamina("init", cwd=repo).returncode == 0
+    env = {**os.environ, "LAMINA_HOME": str(tmp_path / "empty-home")}
+    listing = subprocess.run(
+        [sys.executable, "-m", "doit", "list"], cwd=repo, capture_output=True, text=True, env=env
+    )
+    assert listing.returncode == 0, listing.stderr
+    assert {"manifest", "chunks", "embeddings", "generation"} <= {
+        line.split()[0] for line in listing.stdout.splitlines()
+    }
