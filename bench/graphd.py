@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util  # noqa: F401  (real_ladybug needs it before Arrow parameters)
-import io
 import statistics
 import sys
 import tempfile
@@ -23,19 +22,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.common import figure, print_report  # noqa: E402
 from bench.graph_closure import generate_graph_files  # noqa: E402
+from lamina.graphd import protocol  # noqa: E402
 from lamina.graphd.client import connect, stop  # noqa: E402
 from lamina.index.membership import membership_digest  # noqa: E402
 from lamina.workspace import open_workspace  # noqa: E402
 from tests.helpers import make_repo, synthetic_versions  # noqa: E402
 
 UPLOAD_TARGET_S = 10.0
-
-
-def arrow_bytes(table: pa.Table) -> int:
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as w:
-        w.write_table(table)
-    return len(sink.getvalue())
 
 
 def direct_copy_seconds(table: pa.Table, tmp: Path) -> float:
@@ -73,7 +66,7 @@ def main() -> None:
         ids = table.column("id").to_pylist()
         count, digest = membership_digest(ids)
         batch = 10_000
-        wire = arrow_bytes(table)
+        wire = len(protocol.encode_table(table))
         try:
             with connect(ws) as client:
                 version = client.call("graph.import", files=generate_graph_files(args.workflows))[

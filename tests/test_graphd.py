@@ -286,13 +286,15 @@ def test_sigkill_never_replaces_the_current_generation(ws, graph_files, moment: 
     if moment == "upload":
         client.call_table("index.put", big.slice(0, 5000))
         # Send the next batch and kill graphd while it is receiving or writing it.
-        sink = __import__("io").BytesIO()
-        with pa.ipc.new_stream(sink, big.schema) as writer:
-            writer.write_table(big.slice(5000, 15000))
         client.seq += 1
         client.sock.sendall(
             protocol.encode_frame(
-                client.key, client.nonce, protocol.TO_SERVER, client.seq, {"op": "index.put"}, sink.getvalue()
+                client.key,
+                client.nonce,
+                protocol.TO_SERVER,
+                client.seq,
+                {"op": "index.put"},
+                protocol.encode_table(big.slice(5000, 15000)),
             )
         )
     else:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import fcntl
-import io
 import os
 import socket
 import subprocess
@@ -76,12 +75,7 @@ class GraphdClient:
         return header
 
     def call_table(self, op: str, table: pa.Table, **fields: Any) -> dict[str, Any]:
-        import pyarrow as pa  # bulk uploads only: the packet path stays free of pyarrow
-
-        sink = io.BytesIO()
-        with pa.ipc.new_stream(sink, table.schema) as writer:
-            writer.write_table(table)
-        return self.call(op, sink.getvalue(), **fields)
+        return self.call(op, protocol.encode_table(table), **fields)
 
 
 def _try_connect(ws: Workspace) -> socket.socket | None:

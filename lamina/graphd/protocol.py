@@ -101,6 +101,27 @@ def open_body(key: bytes, nonce: bytes, direction: bytes, body: bytes, last_seq:
     return Frame(seq=seq, header=header, payload=rest[header_len:])
 
 
+def encode_table(table: Any) -> bytes:
+    """A pyarrow Table as the payload of a frame (an Arrow IPC stream)."""
+    import pyarrow as pa  # imported here: the packet path of the CLI never needs pyarrow
+
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def decode_table(payload: bytes) -> Any:
+    """A frame's payload as a pyarrow Table; anything else is a protocol error."""
+    import pyarrow as pa
+
+    try:
+        with pa.ipc.open_stream(pa.BufferReader(payload)) as reader:
+            return reader.read_all()
+    except (pa.ArrowInvalid, OSError) as exc:
+        raise LaminaError("LAMINA_PROTOCOL", f"payload is not an Arrow stream: {exc}") from exc
+
+
 def new_nonce() -> bytes:
     import secrets
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import io
 import logging
 import os
 import shutil
@@ -20,8 +19,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-import pyarrow as pa
 
 from lamina.constants import GRAPHD_IDLE_TIMEOUT_SECONDS, INDEX_BUFFER_POOL_BYTES, PRODUCT_BUFFER_POOL_BYTES
 from lamina.errors import LaminaError
@@ -40,21 +37,6 @@ WRITE_SPACE_FACTOR = 4
 # cannot roll back a commit that hit ENOSPC, and a database recovered from that state segfaults on the next
 # write (measured: tests/test_disk_full.py). So Lamina never lets a write reach a full disk.
 WRITING_OPS = {"graph.import", "index.put", "gen.begin", "gen.members", "gen.commit", "gen.invalidate"}
-
-
-def arrow_from_bytes(payload: bytes) -> pa.Table:
-    try:
-        with pa.ipc.open_stream(io.BytesIO(payload)) as reader:
-            return reader.read_all()
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise LaminaError("LAMINA_PROTOCOL", f"payload is not an Arrow stream: {exc}") from exc
-
-
-def arrow_to_bytes(table: pa.Table) -> bytes:
-    sink = io.BytesIO()
-    with pa.ipc.new_stream(sink, table.schema) as writer:
-        writer.write_table(table)
-    return sink.getvalue()
 
 
 def _require(header: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -151,7 +133,7 @@ class GraphDaemon:
         return {"missing": self.index.missing_versions([str(i) for i in ids])}, b""
 
     def op_index_put(self, header: dict[str, Any], payload: bytes) -> Reply:
-        table = arrow_from_bytes(payload)
+        table = protocol.decode_table(payload)
         return {"added": self.index.put_versions(table)}, b""
 
     def op_gen_begin(self, header: dict[str, Any], payload: bytes) -> Reply:
@@ -169,7 +151,7 @@ class GraphDaemon:
 
     def op_gen_members(self, header: dict[str, Any], payload: bytes) -> Reply:
         gen_id = _require(header, "generation", str)
-        table = arrow_from_bytes(payload)
+        table = protocol.decode_table(payload)
         self.index.add_members(gen_id, table.column("id").to_pylist())
         return {}, b""
 
