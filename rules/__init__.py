@@ -17,6 +17,7 @@ from doit.tools import config_changed
 
 from lamina.index import worker
 from lamina.index.context import BuildContext
+from lamina.index.manifest import FINGERPRINT_FILE, read_json
 from lamina.index.worker import WORKFLOWS, shard_names
 
 
@@ -102,7 +103,7 @@ def _generation_current(ctx: BuildContext) -> bool:
     """Up to date only when graphd's current generation is the one this build dir last activated
     and it was built from exactly this fingerprint."""
     active = worker.active_record(ctx.build_dir)
-    recorded = worker.read_json(ctx.build_dir / worker.FINGERPRINT_FILE)
+    recorded = read_json(ctx.build_dir / FINGERPRINT_FILE)
     if not active or not recorded or recorded.get("fingerprint") != ctx.fingerprint:
         return False
     try:

@@ -21,9 +21,7 @@ from lamina.index.context import BuildContext
 from lamina.index.manifest import (
     ACTIVE_FILE,
     FINGERPRINT_FILE,
-    LAST_BUILD_FILE,
     Manifest,
-    glob_files,
     read_json,
     source_revision,
     write_json_atomic,
@@ -314,10 +312,3 @@ def step_generation(ctx: BuildContext) -> None:
 
 def active_record(ctx_dir: Path) -> dict[str, Any] | None:
     return read_json(ctx_dir / ACTIVE_FILE)
-
-
-def last_build(ctx_dir: Path) -> dict[str, Any] | None:
-    return read_json(ctx_dir / LAST_BUILD_FILE)
-
-
-__all__ = ["BuildContext", "glob_files", "step_manifest", "step_chunks", "step_embeddings", "step_generation"]

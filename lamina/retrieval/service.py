@@ -131,9 +131,6 @@ class RetrievalService:
             )
         return self._embedder.embed([text])[0], None
 
-    def drop_embedder(self) -> None:
-        self._embedder = None
-
     def prepare(self, identity: str, task: str, workflow: str | None, fresh: bool | None) -> dict[str, Any]:
         state = self.state(identity)
         qvec, dense_error = self.embed_query(task, state)
