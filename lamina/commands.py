@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lamina.cli import add_json_flag, emit
+from lamina.cli import add_json_flag, command_group, emit
 from lamina.errors import STALE_EXIT_STATUS, LaminaError
 
 DODO_TEMPLATE = '''"""doit entry point for Lamina's index (written by `lamina init`): `doit list`, `doit info generation`."""
@@ -40,6 +40,25 @@ def _context(args: argparse.Namespace, allow_lexical: bool = False) -> Any:
         Path.cwd(), require_cached=getattr(args, "require_cached", False),
         quiet=getattr(args, "quiet", False), allow_lexical=allow_lexical,
     )  # fmt: skip
+
+
+def _query(ctx: Any, op: str, **fields: Any) -> dict[str, Any]:
+    """Ask graphd about the current generation. When graphd has none although the fingerprint said the
+    index was fresh (its derived store was deleted or replaced after a schema change), rebuild once from
+    the content store (nothing is embedded again) and ask again."""
+    from lamina.graphd.client import connect
+    from lamina.index.build import ensure_fresh
+
+    for attempt in (1, 2):
+        try:
+            with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+                return client.call(op, identity=ctx.identity.key, **fields)
+        except LaminaError as err:
+            if err.code != "LAMINA_NO_INDEX" or attempt == 2:
+                raise
+            ctx.progress.note("graphd has no generation for this branch/worktree; rebuilding it")
+            ensure_fresh(ctx, force=True)
+    raise AssertionError("unreachable")
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -90,12 +109,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     stats = ensure_fresh(ctx)
     if not args.json:
         sys.stderr.write(_build_summary(stats) + "\n")
-    from lamina.graphd.client import connect
-
-    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
-        packet = client.call(
-            "query.prepare", identity=ctx.identity.key, task=args.task, workflow=args.workflow, fresh=True
-        )
+    packet = _query(ctx, "query.prepare", task=args.task, workflow=args.workflow, fresh=True)
     from lamina.packet import render_packet
 
     emit(args, packet, render_packet(packet))
@@ -189,13 +203,11 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from lamina.graphd.client import connect
     from lamina.index.build import ensure_fresh
 
     ctx = _context(args, allow_lexical=True)
     ensure_fresh(ctx)
-    with connect(ctx.ws) as client:
-        result = client.call("query.search", identity=ctx.identity.key, text=args.text, ranker=args.ranker)
+    result = _query(ctx, "query.search", text=args.text, ranker=args.ranker)
     human = (
         "\n".join(
             f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
@@ -293,65 +305,74 @@ def cmd_hook_run(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    p = sub.add_parser("init", help="write lamina.toml and dodo.py into this repository")
-    p.add_argument("--force", action="store_true", help="overwrite existing files")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_init)
+def register(sub: Any, selected: str | None = None) -> None:
+    p = command_group(sub, "init", "write lamina.toml and dodo.py into this repository", selected)
+    if p is not None:
+        p.add_argument("--force", action="store_true", help="overwrite existing files")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_init)
 
-    work = sub.add_parser("work", help="prepare work for a task").add_subparsers(dest="cmd", required=True)
-    p = work.add_parser("prepare", help="sync the index, select workflows, print packet v5")
-    p.add_argument("task", help="the task, in plain words")
-    p.add_argument("--workflow", help="skip selection: use this workflow id")
-    p.add_argument(
-        "--check", action="store_true", help="exit 0 when the index is fresh, 1 when not; build nothing"
-    )
-    p.add_argument("--require-cached", action="store_true", help="fail instead of embedding anything")
-    p.add_argument("--quiet", action="store_true", help="no progress output")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_prepare)
+    group = command_group(sub, "work", "prepare work for a task", selected)
+    if group is not None:
+        work = group.add_subparsers(dest="cmd", required=True)
+        p = work.add_parser("prepare", help="sync the index, select workflows, print packet v5")
+        p.add_argument("task", help="the task, in plain words")
+        p.add_argument("--workflow", help="skip selection: use this workflow id")
+        p.add_argument(
+            "--check", action="store_true", help="exit 0 when the index is fresh, 1 when not; build nothing"
+        )
+        p.add_argument("--require-cached", action="store_true", help="fail instead of embedding anything")
+        p.add_argument("--quiet", action="store_true", help="no progress output")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_prepare)
 
-    ctx = sub.add_parser("context", help="inspect and repair the index").add_subparsers(
-        dest="cmd", required=True
-    )
-    p = ctx.add_parser("status", help="generation, freshness, digests, counts, last build and failure")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_status)
-    p = ctx.add_parser("rebuild", help="invalidate this branch/worktree's generation and rebuild it now")
-    p.add_argument("--quiet", action="store_true")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_rebuild)
-    p = ctx.add_parser("search", help="source localization only, for diagnosis")
-    p.add_argument("text")
-    p.add_argument(
-        "--ranker",
-        choices=("hybrid", "lexical", "dense"),
-        default="hybrid",
-        help="rank with one ranker alone (diagnosis, evaluation); default: the packet's policy",
-    )
-    p.add_argument("--quiet", action="store_true")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_search)
+    group = command_group(sub, "context", "inspect and repair the index", selected)
+    if group is not None:
+        ctx = group.add_subparsers(dest="cmd", required=True)
+        p = ctx.add_parser("status", help="generation, freshness, digests, counts, last build and failure")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_status)
+        p = ctx.add_parser("rebuild", help="invalidate this branch/worktree's generation and rebuild it now")
+        p.add_argument("--quiet", action="store_true")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_rebuild)
+        p = ctx.add_parser("search", help="source localization only, for diagnosis")
+        p.add_argument("text")
+        p.add_argument(
+            "--ranker",
+            choices=("hybrid", "lexical", "dense"),
+            default="hybrid",
+            help="rank with one ranker alone (diagnosis, evaluation); default: the packet's policy",
+        )
+        p.add_argument("--quiet", action="store_true")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_search)
 
-    graph = sub.add_parser("graph", help="the product graph").add_subparsers(dest="cmd", required=True)
-    p = graph.add_parser("check", help="validate graph files without writing anything")
-    p.add_argument("paths", nargs="*", help="globs (default: [graph].paths of lamina.toml)")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_graph_check)
+    group = command_group(sub, "graph", "the product graph", selected)
+    if group is not None:
+        graph = group.add_subparsers(dest="cmd", required=True)
+        p = graph.add_parser("check", help="validate graph files without writing anything")
+        p.add_argument("paths", nargs="*", help="globs (default: [graph].paths of lamina.toml)")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_graph_check)
 
-    gd = sub.add_parser("graphd", help="the graph daemon").add_subparsers(dest="cmd", required=True)
-    p = gd.add_parser("status", help="pid, socket, uptime, databases (exit 1 when not running)")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_graphd_status)
-    p = gd.add_parser("stop", help="stop graphd for this repository")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_graphd_stop)
+    group = command_group(sub, "graphd", "the graph daemon", selected)
+    if group is not None:
+        gd = group.add_subparsers(dest="cmd", required=True)
+        p = gd.add_parser("status", help="pid, socket, uptime, databases (exit 1 when not running)")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_graphd_status)
+        p = gd.add_parser("stop", help="stop graphd for this repository")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_graphd_stop)
 
-    hook = sub.add_parser("hook", help="git pre-commit hook").add_subparsers(dest="cmd", required=True)
-    p = hook.add_parser("install", help="install .git/hooks/pre-commit")
-    p.add_argument("--force", action="store_true")
-    add_json_flag(p)
-    p.set_defaults(handler=cmd_hook_install)
-    p = hook.add_parser("run", help="what the hook runs: graph check + index refresh")
-    p.add_argument("--quiet", action="store_true")
-    p.set_defaults(handler=cmd_hook_run, json=False)
+    group = command_group(sub, "hook", "git pre-commit hook", selected)
+    if group is not None:
+        hook = group.add_subparsers(dest="cmd", required=True)
+        p = hook.add_parser("install", help="install .git/hooks/pre-commit")
+        p.add_argument("--force", action="store_true")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_hook_install)
+        p = hook.add_parser("run", help="what the hook runs: graph check + index refresh")
+        p.add_argument("--quiet", action="store_true")
+        p.set_defaults(handler=cmd_hook_run, json=False)

@@ -5,12 +5,18 @@ from __future__ import annotations
 import importlib.util  # noqa: F401  (real_ladybug needs it before Arrow parameters)
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pytest
 import real_ladybug as lb
 
 from lamina.errors import LaminaError
 from lamina.graphd.index_store import IndexStore
 from lamina.index.membership import membership_digest
+from lamina.retrieval.bm25 import bm25_scores
+from lamina.retrieval.localization import build_chunk_corpus, localize
+from lamina.retrieval.service import VersionCache, load_state
+from lamina.retrieval.tokenize import tokenize
 from tests.helpers import synthetic_versions
 
 
@@ -30,7 +36,8 @@ def _count(store: IndexStore, table: str) -> int:
     return int(store._scalar(f"MATCH (x:{table}) RETURN count(*)"))
 
 
-def test_superseded_generations_and_unreferenced_content_are_collected(store: IndexStore) -> None:
+@pytest.mark.parametrize("full", [True, False])
+def test_superseded_generations_and_unreferenced_content_are_collected(store: IndexStore, full: bool) -> None:
     old = synthetic_versions(40, seed=1, prefix="old")
     new = synthetic_versions(30, seed=2, prefix="new")
     store.put_versions(old)
@@ -39,12 +46,27 @@ def test_superseded_generations_and_unreferenced_content_are_collected(store: In
     _activate(store, "g1", "main", old_ids)
     _activate(store, "g2", "main", old_ids[:10] + new.column("id").to_pylist())
     _activate(store, "g3", "feature", old_ids[30:])
-    stats = store.collect_garbage()
+    stats = store.collect_garbage(full=full)
     assert stats["generations"] == 1  # g1: superseded by g2 on main
     assert stats["versions"] == 20 and stats["texts"] == 20 and stats["embeddings"] == 20  # old[10:30]
     assert _count(store, "DocVersion") == 50 and _count(store, "Embedding") == 50
     assert store.current("main") == "g2" and store.current("feature") == "g3"
-    assert store.counts("g2") == {"chunk": 40}
+    assert store.generation("g2").counts == {"chunk": 40}
+    assert store.members("g2") == sorted(old_ids[:10] + new.column("id").to_pylist())
+
+
+def test_only_a_full_sweep_collects_uploads_of_builds_that_never_activated(store: IndexStore) -> None:
+    kept, orphans = (
+        synthetic_versions(10, seed=7, prefix="kept"),
+        synthetic_versions(5, seed=8, prefix="orphan"),
+    )
+    store.put_versions(kept)
+    store.put_versions(orphans)  # uploaded by a build that died before declaring members
+    _activate(store, "g1", "main", kept.column("id").to_pylist())
+    assert store.collect_garbage(full=False)["versions"] == 0
+    assert store.collect_garbage(full=True) == {"generations": 0, "versions": 5, "texts": 5, "embeddings": 5}
+    assert store.missing_versions(orphans.column("id").to_pylist()) == orphans.column("id").to_pylist()
+    assert _count(store, "DocVersion") == 10
 
 
 def test_nothing_is_collected_while_a_build_is_pending(store: IndexStore) -> None:
@@ -65,3 +87,78 @@ def test_schema_version_mismatch_is_refused(tmp_path: Path) -> None:
     with pytest.raises(LaminaError) as err:
         IndexStore(conn)
     assert err.value.code == "LAMINA_SCHEMA_MISMATCH"
+
+
+def test_ids_that_are_not_version_ids_are_refused_and_nothing_is_stored(store: IndexStore) -> None:
+    table = synthetic_versions(3)
+    bad = table.set_column(0, "id", pa.array(["[1, 2]", *table.column("id").to_pylist()[1:]]))
+    with pytest.raises(LaminaError) as err:
+        store.put_versions(bad)
+    assert err.value.code == "LAMINA_PROTOCOL"
+    assert _count(store, "DocVersion") == 0 and _count(store, "Text") == 0
+    store.begin("g1", "main", {"graph_version": "g"}, 1, "0" * 64)
+    with pytest.raises(LaminaError):
+        store.add_members("g1", ["v" + "0" * 40 + "\nvx"])
+
+
+def test_a_version_without_its_vector_is_refused(store: IndexStore) -> None:
+    table = synthetic_versions(3)
+    no_vector = table.set_column(
+        table.column_names.index("vector"), "vector", pa.array([None, None, None], type=pa.binary())
+    )
+    with pytest.raises(LaminaError) as err:
+        store.put_versions(no_vector)
+    assert err.value.code == "LAMINA_PROTOCOL" and _count(store, "DocVersion") == 0
+    assert store.put_versions(table) == 3  # with vectors it is accepted
+
+
+def test_a_failed_statement_in_a_transaction_is_an_error_not_a_storage_failure(store: IndexStore) -> None:
+    store.put_versions(synthetic_versions(2))
+    with pytest.raises(RuntimeError), store.transaction():  # Ladybug rolls back by itself here
+        store.conn.execute("UNWIND [[1]] AS r CREATE (:Text {digest: r[0], text: 'x'})")
+    assert _count(store, "Text") == 2
+    store.put_versions(synthetic_versions(2, seed=9, prefix="z"))  # the handle still works
+    assert _count(store, "Text") == 4
+
+
+def test_incremental_ranking_state_equals_a_from_scratch_build(store: IndexStore) -> None:
+    """A generation assembled from the version cache (warmed by the previous generation) ranks exactly
+    like one built from scratch: same rows, same BM25 matrix bit for bit, same vectors, same sources."""
+    first = synthetic_versions(120, seed=4, prefix="refund")
+    edit = synthetic_versions(15, seed=5, prefix="capture")
+    obsolete = synthetic_versions(3, seed=6, prefix="obsolete")
+    for table in (first, edit, obsolete):
+        store.put_versions(table)
+    first_ids = first.column("id").to_pylist()
+    _activate(store, "g1", "main", first_ids + obsolete.column("id").to_pylist())
+    second_ids = first_ids[20:] + edit.column("id").to_pylist()  # 23 removed (with their terms), 15 added
+    _activate(store, "g2", "main", second_ids)
+    cache = VersionCache()
+    load_state(store, "g1", cache)
+    fetched: list[int] = []
+    documents = store.documents
+    store.documents = lambda ids: fetched.append(len(ids)) or documents(ids)  # type: ignore[method-assign]
+    incremental = load_state(store, "g2", cache).chunks
+    assert fetched == [15]  # only the new versions were read from the store
+
+    rows = store.documents(second_ids).to_pylist()
+    rows.sort(key=lambda r: (r["path"], r["start_line"], r["part"], r["id"]))
+    scratch = build_chunk_corpus(
+        [r["path"] for r in rows], [r["symbol"] for r in rows], [r["symbol_kind"] for r in rows],
+        [r["start_line"] for r in rows], [r["end_line"] for r in rows], [r["text"] for r in rows],
+        np.vstack([np.frombuffer(r["vector"], dtype="<f4") for r in rows]),
+    )  # fmt: skip
+    assert incremental.paths == scratch.paths and incremental.symbols == scratch.symbols
+    assert incremental.starts == scratch.starts and incremental.ends == scratch.ends
+    assert dict(incremental.bm25.vocabulary) == dict(scratch.bm25.vocabulary)
+    for name in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(incremental.bm25.weights, name), getattr(scratch.bm25.weights, name))
+    vocabulary = incremental.bm25.vocabulary  # (terms are stemmed)
+    assert "obsolet" not in vocabulary and "obsolete1" not in vocabulary and "captur" in vocabulary
+    assert np.array_equal(incremental.matrix, scratch.matrix)
+    query = "capture refund x return"
+    assert np.array_equal(
+        bm25_scores(incremental.bm25, tokenize(query)), bm25_scores(scratch.bm25, tokenize(query))
+    )
+    qvec = scratch.matrix[3]
+    assert localize(incremental, query, qvec) == localize(scratch, query, qvec)

@@ -1,9 +1,16 @@
-"""The derived index store (Ladybug): texts, embeddings, document versions, generations, memberships and
-one current-generation pointer per branch/worktree identity. Only graphd uses this module.
+"""The derived index store (Ladybug): texts, embeddings, document versions, generations with their
+memberships, and one current-generation pointer per branch/worktree identity. Only graphd uses this module.
 
 Bulk writes use COPY from Arrow tables (row-at-a-time UNWIND measured 75x slower). Every mutation runs in
 one transaction, so a SIGKILL at any point leaves the last committed state, and activation flips the
 identity's pointer in a single transaction.
+
+A generation's membership is one string column of its Generation row (sorted version ids, one per line),
+written in the activation transaction: a one-file edit then writes one row, not one row per member
+(16,675 Member rows cost ~300 ms plus a checkpoint on the next write; bench/prepare.py). Members of a
+pending generation live in graphd's memory until activation: a graphd restart abandons pending
+generations anyway. graphd is the only process that opens this database, so it keeps the id -> kind map
+of every stored version in memory (loaded once) instead of asking Ladybug 16,000 lookups per build.
 """
 
 from __future__ import annotations
@@ -21,7 +28,7 @@ import pyarrow as pa
 
 from lamina.constants import RETRIEVAL_SCHEMA_VERSION
 from lamina.errors import LaminaError
-from lamina.index.membership import membership_digest
+from lamina.index.membership import is_version_id, membership_digest
 
 SCHEMA = [
     "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
@@ -34,8 +41,8 @@ SCHEMA = [
     "text_digest STRING, emb_key STRING, meta STRING)",
     "CREATE NODE TABLE IF NOT EXISTS Generation(id STRING PRIMARY KEY, identity STRING, state STRING, "
     "manifest STRING, expected_count INT64, expected_digest STRING, committed_count INT64, "
-    "committed_digest STRING, created DOUBLE, activated DOUBLE, failure STRING)",
-    "CREATE NODE TABLE IF NOT EXISTS Member(key STRING PRIMARY KEY, gen STRING, version STRING)",
+    "committed_digest STRING, created DOUBLE, activated DOUBLE, failure STRING, members STRING, "
+    "workflow_count INT64, chunk_count INT64)",
     "CREATE NODE TABLE IF NOT EXISTS Current(identity STRING PRIMARY KEY, generation STRING)",
 ]
 
@@ -60,6 +67,12 @@ def _decode_json(value: str) -> Any:
     return json.loads(base64.b64decode(value))
 
 
+def _require_version_ids(ids: Sequence[Any]) -> None:
+    bad = next((i for i in ids if not is_version_id(i)), None)
+    if bad is not None:
+        raise LaminaError("LAMINA_PROTOCOL", f"not a document version id: {str(bad)[:80]!r}")
+
+
 @dataclass(frozen=True)
 class GenerationInfo:
     id: str
@@ -73,11 +86,14 @@ class GenerationInfo:
     created: float
     activated: float
     failure: str
+    counts: dict[str, int]  # kind -> members (set at activation)
 
 
 class IndexStore:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        self._pending_members: dict[str, set[str]] = {}
+        self._kinds: dict[str, str] | None = None  # version id -> kind of every stored version
         for stmt in SCHEMA:
             conn.execute(stmt)
         found = self._scalar("MATCH (m:Meta {key: 'schema_version'}) RETURN m.value")
@@ -113,7 +129,10 @@ class IndexStore:
             try:
                 self.conn.execute("ROLLBACK")
             except RuntimeError as rollback_error:
-                raise StorageFailure(f"rollback failed after {exc!r}: {rollback_error}") from exc
+                # A failed statement makes Ladybug roll the transaction back itself; only a rollback that
+                # fails for another reason leaves the handle in doubt.
+                if "no active transaction" not in str(rollback_error).lower():
+                    raise StorageFailure(f"rollback failed after {exc!r}: {rollback_error}") from exc
             raise
         try:
             self.conn.execute("COMMIT")
@@ -129,13 +148,22 @@ class IndexStore:
         return {r[0] for r in rows}
 
     # --- content ---------------------------------------------------------------------------------
+    def _version_kinds(self) -> dict[str, str]:
+        if self._kinds is None:
+            self._kinds = {r[0]: r[1] for r in self._rows("MATCH (v:DocVersion) RETURN v.id, v.kind")}
+        return self._kinds
+
     def missing_versions(self, ids: Sequence[str]) -> list[str]:
-        have = self._existing("DocVersion", "id", ids)
-        return [i for i in ids if i not in have]
+        kinds = self._version_kinds()
+        return [i for i in ids if i not in kinds]
 
     def put_versions(self, table: pa.Table) -> int:
-        """Upsert document versions with their texts and (optional) embeddings; returns rows added."""
+        """Upsert document versions with their texts and embeddings; returns rows added.
+
+        A version with an embedding key must bring its vector unless the store has it already, so that
+        every stored version is complete and activation need only check that its members exist."""
         ids = table.column("id").to_pylist()
+        _require_version_ids(ids)
         new_ids = set(self.missing_versions(ids))
         if not new_ids:
             return 0
@@ -153,7 +181,12 @@ class IndexStore:
         have_emb = self._existing("Embedding", "key", sorted({k for k in emb_keys if k}))
         emb_idx: dict[str, int] = {}
         for i, k in enumerate(emb_keys):
-            if k and k not in have_emb and vectors[i].is_valid:
+            if k and k not in have_emb:
+                if not vectors[i].is_valid:
+                    raise LaminaError(
+                        "LAMINA_PROTOCOL",
+                        f"version {table.column('id')[i]} has an embedding key but no vector",
+                    )
                 emb_idx.setdefault(k, i)
         with self.transaction():
             if text_rows:
@@ -165,6 +198,8 @@ class IndexStore:
                 self.conn.execute("COPY Embedding FROM $t", {"t": e})
             v = table.select(list(VERSION_COLUMNS))
             self.conn.execute("COPY DocVersion FROM $t", {"t": v})
+        kinds = self._version_kinds()
+        kinds.update(zip(table.column("id").to_pylist(), table.column("kind").to_pylist(), strict=True))
         return table.num_rows
 
     # --- generations -----------------------------------------------------------------------------
@@ -172,7 +207,7 @@ class IndexStore:
         self.conn.execute(
             "CREATE (:Generation {id: $id, identity: $identity, state: 'pending', manifest: $m, "
             "expected_count: $c, expected_digest: $d, committed_count: 0, committed_digest: '', "
-            "created: $t, activated: 0.0, failure: ''})",
+            "created: $t, activated: 0.0, failure: '', members: '', workflow_count: 0, chunk_count: 0})",
             {
                 "id": gen_id,
                 "identity": identity,
@@ -182,80 +217,87 @@ class IndexStore:
                 "t": time.time(),
             },
         )
+        self._pending_members[gen_id] = set()
 
     def generation(self, gen_id: str) -> GenerationInfo | None:
         rows = self._rows(
             "MATCH (g:Generation {id: $id}) RETURN g.id, g.identity, g.state, g.manifest, g.expected_count, "
-            "g.expected_digest, g.committed_count, g.committed_digest, g.created, g.activated, g.failure",
+            "g.expected_digest, g.committed_count, g.committed_digest, g.created, g.activated, g.failure, "
+            "g.workflow_count, g.chunk_count",
             {"id": gen_id},
         )
         if not rows:
             return None
         r = rows[0]
-        return GenerationInfo(r[0], r[1], r[2], _decode_json(r[3]), r[4], r[5], r[6], r[7], r[8], r[9], r[10])
+        counts = {kind: int(n) for kind, n in (("workflow", r[11]), ("chunk", r[12])) if n}
+        return GenerationInfo(
+            r[0], r[1], r[2], _decode_json(r[3]), r[4], r[5], r[6], r[7], r[8], r[9], r[10], counts
+        )
 
     def add_members(self, gen_id: str, version_ids: Sequence[str]) -> None:
-        info = self.generation(gen_id)
-        if info is None or info.state != "pending":
-            raise LaminaError("LAMINA_PROTOCOL", f"generation {gen_id} is not pending")
-        keys = [f"{gen_id}:{v}" for v in version_ids]
-        have = self._existing("Member", "key", keys)
-        fresh = [(k, v) for k, v in zip(keys, version_ids, strict=True) if k not in have]
-        if not fresh:
-            return
-        t = pa.table(
-            {"key": [k for k, _ in fresh], "gen": [gen_id] * len(fresh), "version": [v for _, v in fresh]}
-        )
-        with self.transaction():
-            self.conn.execute("COPY Member FROM $t", {"t": t})
+        """Declare members of a pending generation (kept in memory until activation; repeats are fine)."""
+        members = self._pending_members.get(gen_id)
+        if members is None:
+            info = self.generation(gen_id)
+            state = "unknown" if info is None else info.state
+            raise LaminaError("LAMINA_PROTOCOL", f"generation {gen_id} is {state}, not pending")
+        _require_version_ids(version_ids)
+        members.update(version_ids)
 
-    def _committed_membership(self, gen_id: str) -> tuple[int, str, int, int]:
-        """(count, digest, members whose version is missing, members whose embedding is missing)."""
-        members = self._rows("MATCH (m:Member) WHERE m.gen = $g RETURN m.version", {"g": gen_id})
-        ids = [r[0] for r in members]
-        count, digest = membership_digest(ids)
-        present = self._scalar(
-            "MATCH (m:Member) WHERE m.gen = $g MATCH (v:DocVersion {id: m.version}) RETURN count(*)",
-            {"g": gen_id},
-        )
-        missing_emb = self._scalar(
-            "MATCH (m:Member) WHERE m.gen = $g MATCH (v:DocVersion {id: m.version}) WHERE v.emb_key <> '' "
-            "OPTIONAL MATCH (e:Embedding {key: v.emb_key}) WITH e WHERE e IS NULL RETURN count(*)",
-            {"g": gen_id},
-        )
-        return count, digest, len(ids) - int(present or 0), int(missing_emb or 0)
+    def members(self, gen_id: str) -> list[str]:
+        """The sorted member version ids of an activated generation ([] for any other)."""
+        value = self._scalar("MATCH (g:Generation {id: $id}) RETURN g.members", {"id": gen_id})
+        return value.split("\n") if value else []
 
-    def commit_and_activate(self, gen_id: str) -> GenerationInfo:
-        """Activate only when committed membership equals the declared one; else fail, changing no pointer."""
+    def commit_and_activate(self, gen_id: str, graph_version: str | None = None) -> GenerationInfo:
+        """Activate only when the declared membership is complete and every member is stored; else fail,
+        changing no pointer. `graph_version`, when given, must be the one the generation was built for."""
         info = self.generation(gen_id)
         if info is None:
             raise LaminaError("LAMINA_PROTOCOL", f"unknown generation {gen_id}")
-        if info.state != "pending":
+        members = self._pending_members.get(gen_id)
+        if info.state != "pending" or members is None:
             raise LaminaError("LAMINA_PROTOCOL", f"generation {gen_id} is {info.state}, not pending")
-        count, digest, missing_versions, missing_emb = self._committed_membership(gen_id)
+        ids = sorted(members)
+        count, digest = membership_digest(ids)
+        kinds = self._version_kinds()
         problems = []
+        if graph_version is not None and info.manifest.get("graph_version") != graph_version:
+            problems.append(
+                f"built for graph {info.manifest.get('graph_version')}, but graphd holds {graph_version} "
+                "(the product graph changed during the build)"
+            )
         if count != info.expected_count:
             problems.append(f"count {count} != expected {info.expected_count}")
         if digest != info.expected_digest:
             problems.append("membership digest differs from the expected one")
+        missing_versions = sum(1 for i in ids if i not in kinds)
         if missing_versions:
             problems.append(f"{missing_versions} member versions were never uploaded")
-        if missing_emb:
-            problems.append(f"{missing_emb} member embeddings were never uploaded")
         if problems:
             failure = "; ".join(problems)
+            self._pending_members.pop(gen_id, None)
             self.conn.execute(
                 "MATCH (g:Generation {id: $id}) SET g.state = 'failed', g.failure = $f, g.committed_count = $c, "
                 "g.committed_digest = $d",
                 {"id": gen_id, "f": failure, "c": count, "d": digest},
             )
             raise LaminaError("LAMINA_GENERATION_MISMATCH", f"generation {gen_id} not activated: {failure}")
+        member_kinds = [kinds[i] for i in ids]
         previous = self.current(info.identity)
         with self.transaction():
             self.conn.execute(
                 "MATCH (g:Generation {id: $id}) SET g.state = 'active', g.activated = $t, g.committed_count = $c, "
-                "g.committed_digest = $d",
-                {"id": gen_id, "t": time.time(), "c": count, "d": digest},
+                "g.committed_digest = $d, g.members = $members, g.workflow_count = $w, g.chunk_count = $n",
+                {
+                    "id": gen_id,
+                    "t": time.time(),
+                    "c": count,
+                    "d": digest,
+                    "members": "\n".join(ids),  # version ids never contain a newline (_require_version_ids)
+                    "w": member_kinds.count("workflow"),
+                    "n": member_kinds.count("chunk"),
+                },
             )
             if previous is not None and previous != gen_id:
                 self.conn.execute(
@@ -264,11 +306,13 @@ class IndexStore:
             self.conn.execute(
                 "MERGE (c:Current {identity: $i}) SET c.generation = $g", {"i": info.identity, "g": gen_id}
             )
+        self._pending_members.pop(gen_id, None)
         result = self.generation(gen_id)
         assert result is not None
         return result
 
     def fail(self, gen_id: str, failure: str) -> None:
+        self._pending_members.pop(gen_id, None)
         self.conn.execute(
             "MATCH (g:Generation {id: $id}) WHERE g.state = 'pending' SET g.state = 'failed', g.failure = $f",
             {"id": gen_id, "f": failure},
@@ -309,16 +353,20 @@ class IndexStore:
         """Generations whose writer died: mark abandoned (their uploaded versions stay, so a retry resumes)."""
         ids = self.pending(identity)
         for gen_id in ids:
+            self._pending_members.pop(gen_id, None)
             self.conn.execute(
                 "MATCH (g:Generation {id: $id}) SET g.state = 'abandoned', g.failure = $f",
                 {"id": gen_id, "f": reason},
             )
         return ids
 
-    def collect_garbage(self) -> dict[str, int]:
+    def collect_garbage(self, full: bool = True) -> dict[str, int]:
         """Remove generations no identity points at and content no remaining generation uses.
 
-        Skipped while any generation is pending: its uploaded versions are not members yet."""
+        A full sweep looks at every stored version, so it also finds uploads of builds that never
+        activated; graphd runs one at start. Otherwise only the members of the dropped generations are
+        candidates, which keeps the collection after each build to a few queries. Skipped while any
+        generation is pending: its uploaded versions are not members yet."""
         if self.pending():
             return {"skipped": 1}
         keep_gens = {r[0] for r in self._rows("MATCH (c:Current) RETURN c.generation")}
@@ -332,44 +380,63 @@ class IndexStore:
             )
         }
         drop = sorted(all_gens - keep_gens)
-        stats = {"generations": len(drop), "versions": 0, "texts": 0, "embeddings": 0}
+        used: set[str] = set()
+        for gen_id in keep_gens:
+            used.update(self.members(gen_id))
+        if full:
+            candidates = self._rows("MATCH (v:DocVersion) RETURN v.id, v.text_digest, v.emb_key")
+        else:
+            dropped = {version for gen_id in drop for version in self.members(gen_id)} - used
+            candidates = self._rows(
+                "UNWIND $ids AS i MATCH (v:DocVersion {id: i}) RETURN v.id, v.text_digest, v.emb_key",
+                {"ids": sorted(dropped)},
+            )
+        dead = [r for r in candidates if r[0] not in used]
+        stats = {"generations": len(drop), "versions": len(dead), "texts": 0, "embeddings": 0}
         with self.transaction():
             if drop:
-                self.conn.execute("MATCH (m:Member) WHERE m.gen IN $g DELETE m", {"g": drop})
                 self.conn.execute("MATCH (g:Generation) WHERE g.id IN $g DELETE g", {"g": drop})
-            used = {r[0] for r in self._rows("MATCH (m:Member) RETURN DISTINCT m.version")}
-            versions = self._rows("MATCH (v:DocVersion) RETURN v.id, v.text_digest, v.emb_key")
-            dead = [r[0] for r in versions if r[0] not in used]
-            live = [r for r in versions if r[0] in used]
             if dead:
-                self.conn.execute("MATCH (v:DocVersion) WHERE v.id IN $ids DELETE v", {"ids": dead})
-            live_texts = {r[1] for r in live}
-            live_embs = {r[2] for r in live if r[2]}
-            texts = [r[0] for r in self._rows("MATCH (t:Text) RETURN t.digest") if r[0] not in live_texts]
-            embs = [r[0] for r in self._rows("MATCH (e:Embedding) RETURN e.key") if r[0] not in live_embs]
+                ids = [r[0] for r in dead]
+                self.conn.execute("MATCH (v:DocVersion) WHERE v.id IN $ids DELETE v", {"ids": ids})
+            texts = self._unreferenced("Text", "digest", "text_digest", {r[1] for r in dead}, full)
+            embs = self._unreferenced("Embedding", "key", "emb_key", {r[2] for r in dead if r[2]}, full)
             if texts:
                 self.conn.execute("MATCH (t:Text) WHERE t.digest IN $ids DELETE t", {"ids": texts})
             if embs:
                 self.conn.execute("MATCH (e:Embedding) WHERE e.key IN $ids DELETE e", {"ids": embs})
-            stats.update(versions=len(dead), texts=len(texts), embeddings=len(embs))
+            stats.update(texts=len(texts), embeddings=len(embs))
+        if self._kinds is not None:
+            for row in dead:
+                self._kinds.pop(row[0], None)
         return stats
 
+    def _unreferenced(self, table: str, key: str, column: str, candidates: set[str], full: bool) -> list[str]:
+        """Keys of `table` no remaining DocVersion refers to through `column` (all of them, or among
+        `candidates`)."""
+        if full:
+            referenced = {r[0] for r in self._rows(f"MATCH (v:DocVersion) RETURN DISTINCT v.{column}")}
+            return [r[0] for r in self._rows(f"MATCH (x:{table}) RETURN x.{key}") if r[0] not in referenced]
+        if not candidates:
+            return []
+        referenced = {
+            r[0]
+            for r in self._rows(
+                f"MATCH (v:DocVersion) WHERE v.{column} IN $c RETURN DISTINCT v.{column}",
+                {"c": sorted(candidates)},
+            )
+        }
+        return sorted(candidates - referenced)
+
     # --- reads for retrieval ---------------------------------------------------------------------
-    def generation_documents(self, gen_id: str) -> pa.Table:
-        """Every member version of a generation with its text and (possibly null) embedding."""
+    def documents(self, version_ids: Sequence[str]) -> pa.Table:
+        """The given versions with their text and (possibly null) embedding, in no particular order."""
         result = self.conn.execute(
-            "MATCH (m:Member) WHERE m.gen = $g MATCH (v:DocVersion {id: m.version}) "
-            "MATCH (t:Text {digest: v.text_digest}) OPTIONAL MATCH (e:Embedding {key: v.emb_key}) "
+            "UNWIND $ids AS i MATCH (v:DocVersion {id: i}) MATCH (t:Text {digest: v.text_digest}) "
+            "OPTIONAL MATCH (e:Embedding {key: v.emb_key}) "
             "RETURN v.id AS id, v.kind AS kind, v.path AS path, v.symbol AS symbol, v.symbol_kind AS symbol_kind, "
             "v.language AS language, v.start_line AS start_line, v.end_line AS end_line, v.part AS part, "
-            "v.meta AS meta, t.text AS text, e.vector AS vector ORDER BY v.id",
-            {"g": gen_id},
+            "v.meta AS meta, t.text AS text, e.vector AS vector",
+            {"ids": list(version_ids)},
         )
         return result.get_as_arrow()
-
-    def counts(self, gen_id: str) -> dict[str, int]:
-        rows = self._rows(
-            "MATCH (m:Member) WHERE m.gen = $g MATCH (v:DocVersion {id: m.version}) RETURN v.kind, count(*)",
-            {"g": gen_id},
-        )
-        return {r[0]: int(r[1]) for r in rows}

@@ -20,7 +20,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lamina.constants import GRAPHD_IDLE_TIMEOUT_SECONDS, INDEX_BUFFER_POOL_BYTES, PRODUCT_BUFFER_POOL_BYTES
+from lamina.constants import (
+    GRAPHD_EMBED_MAX_TEXTS,
+    GRAPHD_IDLE_TIMEOUT_SECONDS,
+    INDEX_BUFFER_POOL_BYTES,
+    INDEX_CHECKPOINT_THRESHOLD_BYTES,
+    PRODUCT_BUFFER_POOL_BYTES,
+)
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
 from lamina.graphd.index_store import StorageFailure
@@ -62,12 +68,27 @@ class GraphDaemon:
         self.stopping = threading.Event()
         self.workers: list[threading.Thread] = []
         self.gc_due = True  # also collect what a previous graphd left
+        self.gc_full = True  # the first collection sweeps everything (uploads of builds that never finished)
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
         self.product_db = lb.Database(str(ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
-        self.index_db = lb.Database(str(ws.index_db), buffer_pool_size=INDEX_BUFFER_POOL_BYTES)
+        self.index_db = self.open_index_db()
         self.connections = [lb.Connection(self.product_db), lb.Connection(self.index_db)]
         self.product = ProductStore(self.connections[0])
-        self.index = IndexStore(self.connections[1])
+        try:
+            self.index = IndexStore(self.connections[1])
+        except LaminaError as err:
+            if err.code != "LAMINA_SCHEMA_MISMATCH":
+                raise
+            # The index store is derived data and the content store keeps every chunk and vector, so
+            # replacing it costs a rebuild without embedding, never lost work.
+            log.warning("%s: replacing the derived index store", err.message)
+            self.connections[1].close()
+            self.index_db.close()
+            for stale in ws.index_db.parent.glob(ws.index_db.name + "*"):
+                stale.unlink()
+            self.index_db = self.open_index_db()
+            self.connections[1] = lb.Connection(self.index_db)
+            self.index = IndexStore(self.connections[1])
         abandoned = self.index.abandon_pending("graphd restarted while the generation was pending")
         if abandoned:
             log.info(
@@ -92,7 +113,17 @@ class GraphDaemon:
             "gen.invalidate": self.op_gen_invalidate,
             "query.prepare": self.op_query_prepare,
             "query.search": self.op_query_search,
+            "embed": self.op_embed,
         }
+
+    def open_index_db(self) -> Any:
+        import real_ladybug as lb
+
+        return lb.Database(
+            str(self.ws.index_db),
+            buffer_pool_size=INDEX_BUFFER_POOL_BYTES,
+            checkpoint_threshold=INDEX_CHECKPOINT_THRESHOLD_BYTES,
+        )
 
     # --- operations ------------------------------------------------------------------------------
     def op_ping(self, header: dict[str, Any], payload: bytes) -> Reply:
@@ -157,19 +188,22 @@ class GraphDaemon:
 
     def op_gen_commit(self, header: dict[str, Any], payload: bytes) -> Reply:
         gen_id = _require(header, "generation", str)
-        graph_version = self.product.graph_version()
-        info = self.index.generation(gen_id)
-        if info is not None and info.manifest.get("graph_version") != graph_version:
-            self.index.fail(gen_id, "the product graph changed during the build")
-            raise LaminaError(
-                "LAMINA_GENERATION_MISMATCH",
-                f"generation {gen_id} was built for graph {info.manifest.get('graph_version')}, "
-                f"but graphd holds {graph_version}",
-            )
-        info = self.index.commit_and_activate(gen_id)
+        info = self.index.commit_and_activate(gen_id, graph_version=self.product.graph_version())
         self.gc_due = True  # collected when graphd is idle, off the critical path of the build
         log.info("activated %s for %s (%d members)", gen_id, info.identity, info.committed_count)
+        # The query that follows a build needs the new ranking state: start on it as soon as this reply
+        # is out (the thread waits for the database lock), while the worker finishes and reconnects.
+        threading.Thread(
+            target=self.warm_state, args=(info.identity,), name="warm-state", daemon=True
+        ).start()
         return {"generation": gen_id, "count": info.committed_count, "digest": info.committed_digest}, b""
+
+    def warm_state(self, identity: str) -> None:
+        with self.db_lock:
+            try:
+                self.retrieval.state(identity)
+            except Exception:  # the query will meet (and report) the same problem
+                log.exception("preparing the ranking state of %s failed", identity)
 
     def op_gen_fail(self, header: dict[str, Any], payload: bytes) -> Reply:
         self.index.fail(_require(header, "generation", str), str(header.get("reason", "failed")))
@@ -185,7 +219,7 @@ class GraphDaemon:
             "manifest": info.manifest if info else None,
             "digest": info.committed_digest if info else None,
             "activated": info.activated if info else None,
-            "counts": self.index.counts(current) if current else {},
+            "counts": info.counts if info else {},
             "pending": self.index.pending(identity),
             "last_failure": (
                 {
@@ -221,6 +255,17 @@ class GraphDaemon:
             raise LaminaError("LAMINA_PROTOCOL", f"unknown ranker {ranker!r}")
         return self.retrieval.search(identity, text, ranker), b""
 
+    def op_embed(self, header: dict[str, Any], payload: bytes) -> Reply:
+        import pyarrow as pa
+
+        texts = _require(header, "texts", list)
+        model_digest = _require(header, "model_digest", str)
+        if len(texts) > GRAPHD_EMBED_MAX_TEXTS or not all(isinstance(t, str) for t in texts):
+            raise LaminaError("LAMINA_PROTOCOL", f"embed takes at most {GRAPHD_EMBED_MAX_TEXTS} strings")
+        vectors = self.retrieval.embed_texts(texts, model_digest)
+        table = pa.table({"vector": pa.array([v.astype("<f4").tobytes() for v in vectors], type=pa.binary())})
+        return {"count": len(texts)}, protocol.encode_table(table)
+
     def close(self) -> None:
         """Close both databases (checkpointing them) while graphd still holds its lock."""
         for conn in self.connections:
@@ -240,12 +285,17 @@ class GraphDaemon:
             return
         with self.db_lock:
             try:
-                stats = self.index.collect_garbage()
+                stats = self.index.collect_garbage(full=self.gc_full)
+                self.gc_full = self.gc_full and bool(stats.get("skipped"))
             except Exception:  # collection is an optimisation: never let it take graphd down
                 log.exception("garbage collection failed")
                 stats = {}
             self.gc_due = bool(stats.get("skipped"))  # a pending build blocks collection: retry later
             log.info("garbage collection: %s", stats)
+            try:  # fold the write-ahead log into the database now, not inside the next build's commit
+                self.connections[1].execute("CHECKPOINT")
+            except RuntimeError:
+                log.exception("checkpoint failed")
 
     def require_space(self, op: str, needed: int) -> None:
         free = shutil.disk_usage(self.ws.data_dir).free

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import blake3
+
+# What `version_id` makes: graphd refuses anything else, so an id can never be mistaken for JSON, a
+# separator or a query fragment by the database.
+VERSION_ID_PATTERN = re.compile(r"v[0-9a-f]{40}")
 
 
 def text_digest(text: str) -> str:
@@ -26,10 +31,27 @@ def version_id(
     part: int,
     text_dig: str,
     meta: str = "",
+    emb_key: str = "",
 ) -> str:
-    """A document version: its text plus where it sits. Moving code makes a new version, not a new embedding."""
-    fields = (kind, path, symbol, symbol_kind, str(start_line), str(end_line), str(part), text_dig, meta)
+    """A document version: its text, where it sits and which embedding it carries (so a model change
+    makes new versions). Moving code makes a new version, not a new embedding."""
+    fields = (
+        kind,
+        path,
+        symbol,
+        symbol_kind,
+        str(start_line),
+        str(end_line),
+        str(part),
+        text_dig,
+        meta,
+        emb_key,
+    )
     return "v" + blake3.blake3("\0".join(fields).encode("utf-8", errors="surrogatepass")).hexdigest()[:40]
+
+
+def is_version_id(value: object) -> bool:
+    return isinstance(value, str) and VERSION_ID_PATTERN.fullmatch(value) is not None
 
 
 def membership_digest(version_ids: Iterable[str]) -> tuple[int, str]:

@@ -14,6 +14,15 @@ tokenization; df counts documents containing t in any field; N is the number of 
 
 A query term repeated in the query counts once: task texts repeat words for grammar, not emphasis,
 and de-duplicating keeps scores and match reasons independent of phrasing.
+
+Building is two steps, so an index can be rebuilt without re-reading unchanged documents:
+`count_terms` turns texts into raw per-document term counts (the slow, per-text part), numbered by a
+`TermTable` that several batches share; `assemble_bm25` turns counts into weights (vectorised). Counts
+of different batches can be concatenated (`stack_counts`) and selected or reordered (`take_rows`).
+The assembled index depends only on the documents and their order, never on the table's history: its
+vocabulary is exactly the terms that occur in the documents, sorted, and every weight is computed from
+the exact integer counts. `build_bm25` is the two steps on a fresh table, so an index assembled from
+cached counts is bit-identical to one built from scratch.
 """
 
 from __future__ import annotations
@@ -30,12 +39,15 @@ import scipy.sparse as sp
 from lamina.constants import BM25_B, BM25_FIELD_WEIGHTS, BM25_K1
 from lamina.retrieval.tokenize import split_words, word_terms
 
+_COUNT_DTYPE = np.int32  # raw counts: exact, and half the size of the float64 the weights are computed in
+_INT32_MAX = int(np.iinfo(np.int32).max)
+
 
 @dataclass(frozen=True, eq=False)
 class BM25Index:
     """Built once, read by many queries. Never mutate the arrays (they are shared, not copied)."""
 
-    vocabulary: Mapping[str, int]  # term -> column of `weights`
+    vocabulary: Mapping[str, int]  # term -> column of `weights`; columns in sorted term order
     weights: sp.csc_matrix  # (n_docs, n_terms) float32 BM25 weight w(t, d); sorted row indices
     doc_lengths: np.ndarray  # (n_docs,) int32 terms per document, all fields together
     field_lengths: Mapping[str, np.ndarray] = field(repr=False)  # field -> (n_docs,) int32
@@ -52,6 +64,245 @@ class BM25Index:
         return int(self.weights.shape[1])
 
 
+class TermTable:
+    """Append-only numbering of terms shared by several count batches: an id never changes, so counts
+    made at different times can be stacked. Also caches word -> term ids so a word is split once.
+
+    It only grows (a term of a forgotten document keeps its id), and it is not thread-safe: count with
+    one table from one thread at a time."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.terms: list[str] = []
+        # Words are numbered on first sight by a defaultdict whose factory is a counter, so the
+        # per-occurrence lookup in _scan_words stays in C; splitting into terms happens later, once.
+        self._word_ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
+        self._split_words = 0  # words [0, _split_words) have their terms in the arrays below
+        self._terms_per_word = np.zeros(0, dtype=np.int64)
+        self._word_term_ids = np.zeros(0, dtype=np.int64)  # term ids of every split word, concatenated
+        self._word_matrix: sp.csr_matrix | None = None  # (words x terms) ones; None = out of date
+        self._order = np.zeros(0, dtype=np.int64)  # term ids sorted by term (for len(_order) terms)
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def _words_to_terms(self) -> sp.csr_matrix:
+        """(n_words x n_terms) matrix with one 1 per term of each word, after splitting new words."""
+        if self._split_words < len(self._word_ids):
+            ids, terms = self.ids, self.terms
+            sizes: list[int] = []
+            columns: list[int] = []
+            for word in itertools.islice(self._word_ids, self._split_words, None):
+                word_term_list = word_terms(word)
+                for term in word_term_list:
+                    if term not in ids:
+                        ids[term] = len(terms)
+                        terms.append(term)
+                columns.extend(map(ids.__getitem__, word_term_list))
+                sizes.append(len(word_term_list))
+            self._terms_per_word = np.concatenate([self._terms_per_word, np.asarray(sizes, dtype=np.int64)])
+            self._word_term_ids = np.concatenate([self._word_term_ids, np.asarray(columns, dtype=np.int64)])
+            self._split_words += len(sizes)
+            self._word_matrix = None
+        if self._word_matrix is None:
+            shape = (len(self._terms_per_word), len(self.terms))
+            self._word_matrix = _csr(self._terms_per_word, self._word_term_ids, shape)
+        return self._word_matrix
+
+    def _sorted_ids(self) -> np.ndarray:
+        """All term ids, ordered by their term (cached until the table grows)."""
+        if len(self._order) != len(self.terms):
+            self._order = np.asarray(
+                sorted(range(len(self.terms)), key=self.terms.__getitem__), dtype=np.int64
+            )
+        return self._order
+
+
+@dataclass(frozen=True, eq=False)
+class TermCounts:
+    """Raw term counts of a batch of documents, one CSR matrix per field. Never mutate the matrices
+    (take_rows and stack_counts may share them)."""
+
+    fields: Mapping[
+        str, sp.csr_matrix
+    ]  # field -> (n_docs, n_columns) raw term counts; columns are TermTable ids
+
+    def __post_init__(self) -> None:
+        rows = {int(m.shape[0]) for m in self.fields.values()}
+        if len(rows) > 1:
+            raise ValueError(f"fields disagree on the number of documents: {sorted(rows)}")
+
+    @property
+    def n_docs(self) -> int:
+        return next((int(m.shape[0]) for m in self.fields.values()), 0)
+
+
+def count_terms(docs: Sequence[Mapping[str, str]], table: TermTable, fields: Sequence[str]) -> TermCounts:
+    """Raw term counts of `docs` (each: field -> raw text; a missing field is empty), numbered by
+    `table`, which learns the new words and terms. A document field outside `fields` is a ValueError
+    (a typo must not silently contribute nothing)."""
+    if isinstance(fields, str):
+        raise TypeError("fields must be a sequence of field names, not one string")
+    names = list(fields)
+    if len(set(names)) != len(names):
+        raise ValueError(f"duplicate field names in {names}")
+    unknown = sorted({name for doc in docs for name in doc} - set(names))
+    if unknown:
+        raise ValueError(f"unknown document fields {unknown}; known fields: {names}")
+
+    # Pass 1, the only per-text Python work: scan words and number them. Words are split into terms
+    # once per distinct word the table has ever seen (pass 2), not once per occurrence.
+    word_id = table._word_ids.__getitem__
+    doc_words = {name: _scan_words([doc.get(name, "") for doc in docs], word_id) for name in names}
+    # Pass 2: (doc x word) occurrences @ (word x term) = (doc x term) counts; the product adds the
+    # duplicate entries, exactly (integers).
+    word_to_terms = table._words_to_terms()
+    n_docs, n_words = len(docs), int(word_to_terms.shape[0])
+    counts = {
+        name: sp.csr_matrix(_csr(sizes, columns, (n_docs, n_words)) @ word_to_terms)
+        for name, (sizes, columns) in doc_words.items()
+    }
+    return TermCounts(counts)
+
+
+def stack_counts(parts: Sequence[TermCounts], width: int) -> TermCounts:
+    """The documents of `parts`, in order, as one batch of `width` columns (counts made earlier, when the
+    table was smaller, are narrower). All parts must have the same fields."""
+    if not parts:
+        raise ValueError("stack_counts needs at least one part (the fields would be unknown)")
+    names = list(parts[0].fields)
+    for part in parts[1:]:
+        if set(part.fields) != set(names):
+            raise ValueError(f"parts disagree on fields: {sorted(part.fields)} vs {sorted(names)}")
+    n_docs = sum(part.n_docs for part in parts)
+    stacked: dict[str, sp.csr_matrix] = {}
+    for name in names:
+        matrices = [part.fields[name] for part in parts]
+        narrowest = max(int(m.shape[1]) for m in matrices)
+        if width < narrowest:
+            raise ValueError(f"width {width} is less than the {narrowest} columns of field {name!r}")
+        # Concatenate the CSR arrays directly (rows are independent; no sorting, no per-row work).
+        nnz = [int(m.indptr[-1]) for m in matrices]
+        index_dtype = np.int32 if max(sum(nnz), width) <= _INT32_MAX else np.int64
+        offsets = np.cumsum([0, *nnz[:-1]])
+        indptr = np.concatenate(
+            [np.zeros(1, dtype=index_dtype)]
+            + [
+                (m.indptr[1:] + offset).astype(index_dtype)
+                for m, offset in zip(matrices, offsets, strict=True)
+            ]
+        )
+        indices = np.concatenate([m.indices[:k] for m, k in zip(matrices, nnz, strict=True)]).astype(
+            index_dtype
+        )
+        data = np.concatenate([m.data[:k] for m, k in zip(matrices, nnz, strict=True)])
+        stacked[name] = sp.csr_matrix((data, indices, indptr), shape=(n_docs, width))
+    return TermCounts(stacked)
+
+
+def take_rows(counts: TermCounts, rows: np.ndarray | Sequence[int]) -> TermCounts:
+    """The documents at `rows` (indices into `counts`, repeats allowed), in that order."""
+    selection = np.asarray(rows)
+    if selection.size == 0:
+        selection = selection.astype(np.int64)
+    if selection.ndim != 1 or not np.issubdtype(selection.dtype, np.integer):
+        raise TypeError(
+            f"rows must be a 1-d sequence of integers, got {selection.dtype} of shape {selection.shape}"
+        )
+    if selection.size and (selection.min() < 0 or selection.max() >= counts.n_docs):
+        raise IndexError(f"rows out of range 0..{counts.n_docs - 1}")
+    return TermCounts({name: sp.csr_matrix(m[selection]) for name, m in counts.fields.items()})
+
+
+def assemble_bm25(
+    counts: TermCounts,
+    table: TermTable,
+    weights: Mapping[str, float] | None = None,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> BM25Index:
+    """The index of the counted documents, in the order of `counts`. `weights` defaults to
+    BM25_FIELD_WEIGHTS; a counted field absent from `weights` is a ValueError, and a weighted field
+    that was not counted is empty in every document (as in build_bm25)."""
+    field_weights = dict(BM25_FIELD_WEIGHTS if weights is None else weights)
+    _validate_parameters(field_weights, k1, b)
+    unknown = sorted(counts.fields.keys() - field_weights.keys())
+    if unknown:
+        raise ValueError(f"unknown document fields {unknown}; known fields: {list(field_weights)}")
+    n_docs = counts.n_docs
+    width = max((int(m.shape[1]) for m in counts.fields.values()), default=0)
+    if width > len(table):
+        raise ValueError(f"counts have {width} columns but the term table only {len(table)} terms")
+
+    # Canonical vocabulary: the terms used by these documents, sorted. Table ids no document uses
+    # (left by removed documents) get no column, so the result does not depend on the table's history.
+    matrices: dict[str, sp.csr_matrix] = {}
+    used = np.zeros(width, dtype=bool)
+    for name, m in counts.fields.items():
+        if not m.data[: m.indptr[-1]].all():  # a stored zero is not an occurrence
+            m = sp.csr_matrix(m, copy=True)
+            m.eliminate_zeros()
+        matrices[name] = m
+        used[m.indices[: m.indptr[-1]]] = True
+    order = table._sorted_ids()
+    if width < len(order):
+        order = order[order < width]
+    kept = order[used[order]]
+    n_terms = len(kept)
+    column_of = np.full(width, -1, dtype=np.int32 if n_terms <= _INT32_MAX else np.int64)
+    column_of[kept] = np.arange(n_terms, dtype=column_of.dtype)
+    vocabulary = dict(zip(map(table.terms.__getitem__, kept.tolist()), range(n_terms), strict=True))
+
+    # Per field, length-normalise and weight the counts (float64 on exact integer counts), renumber
+    # to vocabulary columns and add the fields in the order of `weights` (tf~ before saturation).
+    # Sparse `+` adds the values of one (document, term) left to right; a field without it adds nothing.
+    combined: sp.csr_matrix | None = None
+    field_lengths: dict[str, np.ndarray] = {}
+    for name, weight in field_weights.items():
+        m = matrices.get(name)
+        if m is None:
+            field_lengths[name] = np.zeros(n_docs, dtype=np.int32)
+            continue
+        lengths = (m @ np.ones(m.shape[1], dtype=np.int64)).astype(np.float64)  # exact integer sums
+        field_lengths[name] = lengths.astype(np.int32)
+        average = float(lengths.mean()) if n_docs else 0.0
+        if average > 0:
+            nnz = int(m.indptr[-1])
+            row_factor = weight / ((1.0 - b) + b * lengths / average)
+            data = np.repeat(row_factor, np.diff(m.indptr))
+            data *= m.data[:nnz]  # factor * count, as exact as count * factor
+            scaled = sp.csr_matrix((data, column_of[m.indices[:nnz]], m.indptr), shape=(n_docs, n_terms))
+            combined = scaled if combined is None else combined + scaled
+
+    # Saturate and multiply by idf, column by column (CSC: a query sums columns; tocsc sorts the rows).
+    matrix = sp.csc_matrix((n_docs, n_terms), dtype=np.float64) if combined is None else combined.tocsc()
+    matrix.eliminate_zeros()  # a stored zero must never count as a match
+    df = np.diff(matrix.indptr)
+    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+    tf_tilde = matrix.data
+    # idf * tf~ * (k1 + 1) / (k1 + tf~), evaluated in that order, in place (large arrays).
+    w = np.repeat(idf, df)
+    w *= tf_tilde
+    w *= k1 + 1.0
+    tf_tilde += k1
+    w /= tf_tilde
+    weights_matrix = sp.csc_matrix((w.astype(np.float32), matrix.indices, matrix.indptr), shape=matrix.shape)
+    weights_matrix.has_sorted_indices = True  # tocsc sorts; eliminate_zeros keeps the order
+
+    doc_lengths = np.zeros(n_docs, dtype=np.int32)
+    for lengths in field_lengths.values():
+        doc_lengths += lengths
+    return BM25Index(
+        vocabulary=vocabulary,
+        weights=weights_matrix,
+        doc_lengths=doc_lengths,
+        field_lengths=field_lengths,
+        field_weights=field_weights,
+        k1=k1,
+        b=b,
+    )
+
+
 def build_bm25(
     docs: Sequence[Mapping[str, str]],
     weights: Mapping[str, float] | None = None,
@@ -62,73 +313,9 @@ def build_bm25(
     BM25_FIELD_WEIGHTS; a field absent from `weights` is a ValueError (a typo must not silently
     contribute nothing)."""
     field_weights = dict(BM25_FIELD_WEIGHTS if weights is None else weights)
-    _validate_parameters(field_weights, k1, b)
-    n_docs = len(docs)
-
-    unknown = sorted({name for doc in docs for name in doc} - field_weights.keys())
-    if unknown:
-        raise ValueError(f"unknown document fields {unknown}; known fields: {list(field_weights)}")
-
-    # Pass 1, the only per-text Python work: scan words and number them (a defaultdict whose factory
-    # is a counter, so a lookup stays in C). Splitting words into terms happens once per distinct
-    # word of the corpus (pass 2), not once per occurrence.
-    word_ids: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    doc_words = {
-        name: _scan_words([doc.get(name, "") for doc in docs], word_ids.__getitem__) for name in field_weights
-    }
-
-    # Pass 2: a (word x term) matrix, so (doc x word) counts @ it = (doc x term) counts.
-    vocabulary: defaultdict[str, int] = defaultdict(itertools.count().__next__)
-    term_columns: list[int] = []
-    terms_per_word: list[int] = []
-    for word in word_ids:
-        terms = word_terms(word)
-        term_columns.extend(map(vocabulary.__getitem__, terms))
-        terms_per_word.append(len(terms))
-    n_words, n_terms = len(word_ids), len(vocabulary)
-    word_to_terms = _csr(
-        np.asarray(terms_per_word, dtype=np.int64),
-        np.asarray(term_columns, dtype=np.int64),
-        (n_words, n_terms),
-    )
-
-    # Pass 3: per field, length-normalise and weight the counts; add the fields (tf~ before saturation).
-    combined = sp.csr_matrix((n_docs, n_terms), dtype=np.float64)
-    field_lengths: dict[str, np.ndarray] = {}
-    for name, weight in field_weights.items():
-        sizes, columns = doc_words[name]
-        term_counts = sp.csr_matrix(_csr(sizes, columns, (n_docs, n_words)) @ word_to_terms)
-        lengths = np.asarray(term_counts.sum(axis=1)).ravel()
-        field_lengths[name] = lengths.astype(np.int32)
-        average = float(lengths.mean()) if n_docs else 0.0
-        if average > 0:
-            row_factor = weight / ((1.0 - b) + b * lengths / average)
-            term_counts.data *= np.repeat(row_factor, np.diff(term_counts.indptr))
-            combined = combined + term_counts
-
-    # Pass 4: saturate and multiply by idf, column by column (CSC: a query sums columns).
-    matrix = sp.csc_matrix(combined)
-    matrix.eliminate_zeros()  # a stored zero must never count as a match
-    matrix.sum_duplicates()
-    matrix.sort_indices()
-    df = np.diff(matrix.indptr)
-    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
-    tf_tilde = matrix.data
-    matrix.data = np.repeat(idf, df) * tf_tilde * (k1 + 1.0) / (k1 + tf_tilde)
-    weights_matrix = sp.csc_matrix(matrix, dtype=np.float32)
-
-    doc_lengths = np.zeros(n_docs, dtype=np.int32)
-    for lengths in field_lengths.values():
-        doc_lengths += lengths
-    return BM25Index(
-        vocabulary=dict(vocabulary),
-        weights=weights_matrix,
-        doc_lengths=doc_lengths,
-        field_lengths=field_lengths,
-        field_weights=field_weights,
-        k1=k1,
-        b=b,
-    )
+    _validate_parameters(field_weights, k1, b)  # before the slow counting
+    table = TermTable()
+    return assemble_bm25(count_terms(docs, table, list(field_weights)), table, field_weights, k1, b)
 
 
 def _scan_words(texts: Sequence[str], word_id: Callable[[str], int]) -> tuple[np.ndarray, np.ndarray]:
@@ -144,11 +331,11 @@ def _scan_words(texts: Sequence[str], word_id: Callable[[str], int]) -> tuple[np
 
 
 def _csr(sizes: np.ndarray, columns: np.ndarray, shape: tuple[int, int]) -> sp.csr_matrix:
-    """A CSR matrix of ones from row sizes and column ids. Repeated columns in a row are kept as
-    duplicates: a sparse product adds them, which is exactly counting."""
+    """An integer CSR matrix of ones from row sizes and column ids. Repeated columns in a row are kept
+    as duplicates: a sparse product adds them, which is exactly counting."""
     indptr = np.zeros(shape[0] + 1, dtype=np.int64)
     np.cumsum(sizes, out=indptr[1:])
-    return sp.csr_matrix((np.ones(len(columns)), columns, indptr), shape=shape)
+    return sp.csr_matrix((np.ones(len(columns), dtype=_COUNT_DTYPE), columns, indptr), shape=shape)
 
 
 def _validate_parameters(field_weights: Mapping[str, float], k1: float, b: float) -> None:

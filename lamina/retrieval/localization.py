@@ -34,6 +34,19 @@ class ChunkCorpus:
         return len(self.paths)
 
 
+CHUNK_FIELDS = tuple(BM25_FIELD_WEIGHTS)  # path, symbol, body
+
+
+def chunk_documents(
+    paths: Sequence[str], symbols: Sequence[str], texts: Sequence[str]
+) -> list[dict[str, str]]:
+    """What BM25 indexes of a chunk. Placeholder symbols such as `<module>` are not names: no symbol field."""
+    return [
+        {"path": p, "symbol": "" if s.startswith("<") else s, "body": t}
+        for p, s, t in zip(paths, symbols, texts, strict=True)
+    ]
+
+
 def build_chunk_corpus(
     paths: Sequence[str],
     symbols: Sequence[str],
@@ -43,10 +56,7 @@ def build_chunk_corpus(
     texts: Sequence[str],
     matrix: np.ndarray | None,
 ) -> ChunkCorpus:
-    docs = [
-        {"path": p, "symbol": "" if s.startswith("<") else s, "body": t}
-        for p, s, t in zip(paths, symbols, texts, strict=True)
-    ]
+    docs = chunk_documents(paths, symbols, texts)
     return ChunkCorpus(
         tuple(paths),
         tuple(symbols),

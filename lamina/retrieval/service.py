@@ -4,7 +4,9 @@ select Workflow roots, traverse the graph exactly and localize sources, then ass
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
@@ -13,8 +15,16 @@ import numpy as np
 
 from lamina.errors import LaminaError
 from lamina.packet import build_packet
-from lamina.retrieval.bm25 import BM25Index
-from lamina.retrieval.localization import ChunkCorpus, build_chunk_corpus, localize
+from lamina.retrieval.bm25 import (
+    BM25Index,
+    TermCounts,
+    TermTable,
+    assemble_bm25,
+    count_terms,
+    stack_counts,
+    take_rows,
+)
+from lamina.retrieval.localization import CHUNK_FIELDS, ChunkCorpus, chunk_documents, localize
 from lamina.retrieval.selection import (
     RootDoc,
     Selection,
@@ -23,7 +33,10 @@ from lamina.retrieval.selection import (
     select_for_task,
 )
 
+log = logging.getLogger("lamina.graphd")
+
 WARM_GENERATIONS = 4  # generations kept in memory (one per recently used branch/worktree)
+CACHE_SLACK = 1.5  # the chunk cache is compacted when it holds this many times the versions in use
 
 
 @dataclass(frozen=True)
@@ -36,40 +49,140 @@ class GenerationState:
     root_matrix: np.ndarray | None
     chunks: ChunkCorpus
     model_digest: str
+    versions: frozenset[str]  # member version ids (what the version cache must keep for this state)
 
 
-def _matrix(vectors: list[Any]) -> np.ndarray | None:
-    """Stack raw float32 BLOBs into one C-contiguous (n, dim) matrix; None when any is missing."""
-    if not vectors or any(v is None for v in vectors):
-        return None
-    flat = np.frombuffer(b"".join(vectors), dtype="<f4")
-    return np.ascontiguousarray(flat.reshape(len(vectors), -1), dtype=np.float32)
+@dataclass(frozen=True)
+class _Workflow:
+    root: RootDoc
+    text: str
+    vector: np.ndarray | None
 
 
-def load_state(index: Any, generation: str) -> GenerationState:
+class VersionCache:
+    """Every document version graphd has ranked recently, by version id: a workflow's root document, or a
+    chunk's metadata, raw term counts and vector.
+
+    A version id is a content address (text, position, embedding key), so a cached row never goes stale.
+    A new generation fetches and counts only the versions not cached yet (after a one-file edit: a few),
+    then assembles its ranking structures from cached rows in the canonical order; bm25.assemble_bm25
+    makes that bit-identical to a from-scratch build of the same documents."""
+
+    def __init__(self) -> None:
+        self.workflows: dict[str, _Workflow] = {}
+        self.terms = TermTable()
+        self.row_of: dict[str, int] = {}  # chunk version id -> row of the columns below
+        self.ids: list[str] = []
+        self.paths: list[str] = []
+        self.symbols: list[str] = []
+        self.kinds: list[str] = []
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+        self.parts: list[int] = []
+        self.counts: TermCounts | None = None
+        self.vectors = np.zeros((0, 0), dtype=np.float32)
+        self.has_vector = np.zeros(0, dtype=bool)
+
+    def __len__(self) -> int:
+        return len(self.ids) + len(self.workflows)
+
+    def missing(self, ids: list[str]) -> list[str]:
+        return [i for i in ids if i not in self.row_of and i not in self.workflows]
+
+    def add(self, table: Any) -> None:
+        """Cache the versions of an index-store documents() table."""
+        cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "vector"}
+        vectors = table.column("vector").to_pylist()
+        chunk_rows = []
+        for i, kind in enumerate(cols["kind"]):
+            if kind == "workflow":
+                vector = None if vectors[i] is None else np.frombuffer(vectors[i], dtype="<f4")
+                root = root_doc_from_meta(cols["symbol"][i], json.loads(cols["meta"][i]))
+                self.workflows[cols["id"][i]] = _Workflow(root, cols["text"][i], vector)
+            else:
+                chunk_rows.append(i)
+        if not chunk_rows:
+            return
+        pick = lambda name: [cols[name][i] for i in chunk_rows]  # noqa: E731
+        paths, symbols = pick("path"), pick("symbol")
+        counts = count_terms(chunk_documents(paths, symbols, pick("text")), self.terms, CHUNK_FIELDS)
+        parts = [counts] if self.counts is None else [self.counts, counts]
+        self.counts = stack_counts(parts, len(self.terms))
+        first = len(self.ids)
+        for offset, version in enumerate(pick("id")):
+            self.row_of[version] = first + offset
+        self.ids += pick("id")
+        self.paths += paths
+        self.symbols += symbols
+        self.kinds += pick("symbol_kind")
+        self.starts += [int(x) for x in pick("start_line")]
+        self.ends += [int(x) for x in pick("end_line")]
+        self.parts += [int(x) for x in pick("part")]
+        new_vectors = [vectors[i] for i in chunk_rows]
+        present = np.array([v is not None for v in new_vectors], dtype=bool)
+        dim = next((len(v) // 4 for v in new_vectors if v is not None), self.vectors.shape[1])
+        block = np.zeros((len(new_vectors), dim), dtype=np.float32)
+        if present.any():
+            block[present] = np.frombuffer(
+                b"".join(v for v in new_vectors if v is not None), dtype="<f4"
+            ).reshape(-1, dim)
+        old = self.vectors
+        if old.shape[1] != dim:  # the first vectors (or another model's): earlier rows have none
+            old = np.zeros((old.shape[0], dim), dtype=np.float32)
+            self.has_vector[:] = False
+        self.vectors = np.concatenate([old, block])
+        self.has_vector = np.concatenate([self.has_vector, present])
+
+    def corpus(self, ids: list[str]) -> ChunkCorpus:
+        """The chunk corpus of these cached chunk versions, in canonical order (path, start line, part)."""
+        rows = sorted(
+            (self.row_of[i] for i in ids if i in self.row_of),
+            key=lambda r: (self.paths[r], self.starts[r], self.parts[r], self.ids[r]),
+        )
+        order = np.asarray(rows, dtype=np.int64)
+        pick = lambda column: tuple(column[r] for r in rows)  # noqa: E731
+        matrix = None
+        if rows and self.has_vector[order].all():
+            matrix = np.ascontiguousarray(self.vectors[order])
+        counts = self.counts if self.counts is not None else count_terms([], self.terms, CHUNK_FIELDS)
+        return ChunkCorpus(
+            pick(self.paths),
+            pick(self.symbols),
+            pick(self.kinds),
+            pick(self.starts),
+            pick(self.ends),
+            assemble_bm25(take_rows(counts, order), self.terms),
+            matrix,
+        )
+
+    def compact(self, keep: set[str]) -> None:
+        """Forget versions outside `keep` once they dominate the cache (memory stays ~ the warm states)."""
+        if len(self) <= CACHE_SLACK * max(1, len(keep)):
+            return
+        self.workflows = {k: v for k, v in self.workflows.items() if k in keep}
+        rows = [r for r, version in enumerate(self.ids) if version in keep]
+        order = np.asarray(rows, dtype=np.int64)
+        if self.counts is not None:
+            self.counts = take_rows(self.counts, order)
+        for name in ("ids", "paths", "symbols", "kinds", "starts", "ends", "parts"):
+            column = getattr(self, name)
+            setattr(self, name, [column[r] for r in rows])
+        self.vectors = self.vectors[order]
+        self.has_vector = self.has_vector[order]
+        self.row_of = {version: r for r, version in enumerate(self.ids)}
+
+
+def load_state(index: Any, generation: str, cache: VersionCache) -> GenerationState:
+    """A generation's ranking structures: fetch what the cache lacks, assemble the rest from it."""
     info = index.generation(generation)
-    table = index.generation_documents(generation)
-    cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "vector"}
-    vectors = table.column("vector").to_pylist()
-    entries, chunk_rows = [], []
-    for i, kind in enumerate(cols["kind"]):
-        if kind == "workflow":
-            root = root_doc_from_meta(cols["symbol"][i], json.loads(cols["meta"][i]))
-            vector = None if vectors[i] is None else np.frombuffer(vectors[i], dtype="<f4")
-            entries.append((root, cols["text"][i], vector))
-        else:
-            chunk_rows.append(i)
-    root_index = build_root_index(entries)
-    chunk_rows.sort(key=lambda i: (cols["path"][i], cols["start_line"][i], cols["part"][i]))
-    pick = lambda name: [cols[name][i] for i in chunk_rows]  # noqa: E731
-    chunks = build_chunk_corpus(
-        pick("path"),
-        pick("symbol"),
-        pick("symbol_kind"),
-        pick("start_line"),
-        pick("end_line"),
-        pick("text"),
-        _matrix([vectors[i] for i in chunk_rows]) if chunk_rows else None,
+    ids = index.members(generation)
+    missing = cache.missing(ids)
+    if missing:
+        cache.add(index.documents(missing))
+    if cache.missing(ids):
+        raise LaminaError("LAMINA_INTERNAL", f"generation {generation} lists versions the index store lacks")
+    root_index = build_root_index(
+        [(w.root, w.text, w.vector) for w in (cache.workflows.get(i) for i in ids) if w is not None]
     )
     return GenerationState(
         generation=generation,
@@ -78,8 +191,9 @@ def load_state(index: Any, generation: str) -> GenerationState:
         roots=root_index.roots,
         root_bm25=root_index.bm25,
         root_matrix=root_index.matrix,
-        chunks=chunks,
+        chunks=cache.corpus(ids),
         model_digest=str(info.manifest.get("model_digest", "")),
+        versions=frozenset(ids),
     )
 
 
@@ -88,8 +202,8 @@ class RetrievalService:
         self.product = product
         self.index = index
         self._states: OrderedDict[str, GenerationState] = OrderedDict()
+        self._cache = VersionCache()
         self._embedder: Any = None
-        self._embedder_error: LaminaError | None = None
         self._lock = threading.Lock()
 
     def forget(self) -> None:
@@ -101,12 +215,38 @@ class RetrievalService:
             raise LaminaError("LAMINA_NO_INDEX", "this branch/worktree has no active generation")
         state = self._states.get(generation)
         if state is None:
-            state = load_state(self.index, generation)
+            started, cached = time.perf_counter(), len(self._cache)
+            state = load_state(self.index, generation, self._cache)
             self._states[generation] = state
             while len(self._states) > WARM_GENERATIONS:
                 self._states.popitem(last=False)
+            fetched = len(self._cache) - cached
+            self._cache.compact(set().union(*(s.versions for s in self._states.values())))
+            log.info(
+                "ranking state of %s: %d versions (%d read from the store) in %.0f ms",
+                generation, len(state.versions), fetched, (time.perf_counter() - started) * 1000,
+            )  # fmt: skip
         self._states.move_to_end(generation)
         return state
+
+    def embedder(self) -> Any:
+        """graphd's model, loaded on first use and kept (raises the runtime's error when it cannot load)."""
+        if self._embedder is None:
+            from lamina.runtime.embedder import load_embedder
+
+            self._embedder = load_embedder(threads=2)
+        return self._embedder
+
+    def embed_texts(self, texts: list[str], model_digest: str) -> np.ndarray:
+        """Embed for a build (a handful of texts): the vectors are the worker's own, bit for bit, because
+        one text per call is independent of batch and thread count (docs/runtime.md)."""
+        embedder = self.embedder()
+        if embedder.info.model_digest != model_digest:
+            raise LaminaError(
+                "LAMINA_RETRIEVAL_INTEGRITY", "graphd's model differs from the one this build embeds with"
+            )
+        vectors: np.ndarray = embedder.embed(texts)
+        return vectors
 
     def embed_query(self, text: str, state: GenerationState) -> tuple[np.ndarray | None, LaminaError | None]:
         """The task's embedding, or why dense retrieval is unavailable (never raises for that)."""
@@ -114,22 +254,17 @@ class RetrievalService:
             return None, LaminaError(
                 "LAMINA_RETRIEVAL_INTEGRITY", "this generation was built without a runtime (lexical only)"
             )
-        if self._embedder is None:
-            try:
-                from lamina.runtime.embedder import load_embedder
-
-                self._embedder = load_embedder(threads=2)
-                self._embedder_error = None
-            except LaminaError as err:
-                self._embedder_error = err
-                return None, err
-        if self._embedder.info.model_digest != state.model_digest:
+        try:
+            embedder = self.embedder()
+        except LaminaError as err:
+            return None, err
+        if embedder.info.model_digest != state.model_digest:
             return None, LaminaError(
                 "LAMINA_RETRIEVAL_INTEGRITY",
                 "the installed model differs from the one this generation was embedded with",
                 "Run `lamina work prepare` (it rebuilds) or `lamina context rebuild`.",
             )
-        return self._embedder.embed([text])[0], None
+        return embedder.embed([text])[0], None
 
     def prepare(self, identity: str, task: str, workflow: str | None, fresh: bool | None) -> dict[str, Any]:
         state = self.state(identity)
