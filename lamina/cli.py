@@ -31,7 +31,26 @@ def add_json_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_group(sub: Any, name: str, help: str, selected: str | None) -> argparse.ArgumentParser | None:
+    """A top-level command. Its subcommands are built only when the command line selects it (or for
+    help and errors): building every parser costs ~16 ms, a sixth of a no-op `prepare --check`."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=help)
+    return parser if selected in (None, name) else None
+
+
+def selected_group(argv: list[str]) -> str | None:
+    """The top-level command named on the command line (None when absent, so everything is built)."""
+    args = iter(argv)
+    for arg in args:
+        if arg == "-C":
+            next(args, None)
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    selected = selected_group(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="lamina",
         description="Prepare work from the canonical product graph, with an offline hybrid index.",
@@ -43,13 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     import lamina.commands as core_commands
     import lamina.runtime.commands as runtime_commands
 
-    core_commands.register(sub)
-    runtime_commands.register(sub)
+    core_commands.register(sub, selected)
+    runtime_commands.register(sub, selected)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors; keep its status

@@ -14,7 +14,6 @@ The socket lives outside the repository because Unix socket paths are limited to
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +121,8 @@ def read_or_create_secret(ws: Workspace) -> bytes:
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
+            import secrets  # here, not at the top: it costs ~8 ms on the no-op path
+
             os.write(fd, secrets.token_bytes(SECRET_BYTES))
             os.fsync(fd)
         finally:

@@ -39,7 +39,7 @@ def task_definitions(ctx: BuildContext) -> dict[str, Any]:
     """The doit namespace (task_* generators and DOIT_CONFIG) for one branch/worktree identity."""
     build = ctx.build_dir
     files = [str(build / "files" / f"{s}.tsv") for s in shard_names()]
-    chunks = {s: str(build / "chunks" / f"{s}.jsonl") for s in [*shard_names(), WORKFLOWS]}
+    chunks = {s: str(worker.chunks_file(ctx, s)) for s in [*shard_names(), WORKFLOWS]}
     stamps = {s: str(build / "embedded" / f"{s}.ok") for s in [*shard_names(), WORKFLOWS]}
 
     def task_manifest() -> dict[str, Any]:
@@ -59,7 +59,8 @@ def task_definitions(ctx: BuildContext) -> dict[str, Any]:
                 "actions": [_guard(ctx, worker.step_chunks, shard)],
                 "file_dep": [files[int(shard)]],
                 "targets": [chunks[shard]],
-                "uptodate": [config_changed({"chunker": worker.CHUNKER_VERSION})],
+                # Version ids carry the embedding key, so a model change re-derives them (not the chunking).
+                "uptodate": [config_changed({"chunker": worker.CHUNKER_VERSION, "model": ctx.model_digest})],
             }
 
     def task_embeddings() -> Any:

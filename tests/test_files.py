@@ -200,3 +200,33 @@ def test_ten_thousand_files_are_all_selected(tmp_path: Path) -> None:
     assert len(selection.files) == 10_000
     changed = next(f for f in selection.files if f.path == "pkg0/sub0/mod_0.py")
     assert changed.blob == git_blob_id(b"changed = True\n")
+
+
+def test_known_blobs_are_taken_without_opening_the_file(repo: Path) -> None:
+    """A clean file whose blob an earlier selection accepted is not opened: proven by changing its bytes
+    behind git's back (same size and mtime, ctime not trusted) so that reading it would say "binary"."""
+    git(repo, "config", "core.trustctime", "false")
+    service = repo / "pkg/service.py"
+    os.utime(service, (1_600_000_000, 1_600_000_000))  # old mtime: git's racy-clean check stays off
+    git(repo, "update-index", "-q", "--refresh")
+    first = select_files(repo, small_config())
+    known = {f.blob: f.size for f in first.files}
+    data = service.read_bytes()
+    service.write_bytes(b"\0" + data[1:])
+    os.utime(service, (1_600_000_000, 1_600_000_000))
+    assert git(repo, "status", "--porcelain", "--", "pkg/service.py") == ""  # git still thinks it clean
+    assert select_files(repo, small_config(), known) == first
+    assert select_files(repo, small_config()).skipped["binary"] == 2  # read without the known blobs
+
+
+def test_known_blobs_still_honour_a_smaller_size_limit_and_modified_files(repo: Path) -> None:
+    first = select_files(repo, small_config())
+    known = {f.blob: f.size for f in first.files}
+    tight = Config(index=IndexConfig(max_file_bytes=20))
+    selection = select_files(repo, tight, known)
+    assert selection == select_files(repo, tight)
+    assert "pkg/service.py" not in {f.path for f in selection.files}  # clean, known, but 24 bytes > 20
+    write(repo, "pkg/service.py", "class Service:\n    changed = True\n")  # dirty now: hashed again
+    changed = select_files(repo, small_config(), known)
+    service = next(f for f in changed.files if f.path == "pkg/service.py")
+    assert service.blob == hash_object(repo, "pkg/service.py") and service.blob not in known

@@ -103,6 +103,71 @@ def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:
     assert build["chunks_reused"] == build["chunks_total"] - 1
 
 
+def test_a_small_build_is_embedded_by_graphd_bit_for_bit_as_the_worker_would(repo: Path) -> None:
+    prepare(repo)
+    path = repo / "src/payments.py"
+    path.write_text(path.read_text() + "\n\ndef payment_fee(order):\n    return order.total / 50\n")
+    prepare(repo)
+    st = status(repo)
+    assert st["last_build"]["chunks_embedded"] == 1 and st["last_build"]["embedded_by"] == "graphd"
+    from lamina.index.cas import ContentStore
+    from lamina.index.membership import embedding_key, text_digest
+    from lamina.runtime.embedder import load_embedder
+
+    text = "def payment_fee(order):\n    return order.total / 50"
+    store = ContentStore(Path(st["store"]))
+    try:
+        key = embedding_key(st["model_digest"], text_digest(text))
+        stored = store.embeddings([key])
+    finally:
+        store.close()
+    assert list(stored) == [key]  # the chunk is exactly the new function
+    local = load_embedder(threads=1).embed([text])[0]
+    assert stored[key].tobytes() == local.astype("<f4").tobytes()
+
+
+def test_graphd_embeds_only_small_batches_for_the_model_it_holds(repo: Path) -> None:
+    from lamina.constants import GRAPHD_EMBED_MAX_TEXTS
+    from lamina.errors import LaminaError
+    from lamina.graphd.client import connect
+    from lamina.workspace import open_workspace
+
+    prepare(repo)
+    digest = status(repo)["model_digest"]
+    with connect(open_workspace(repo)) as client:
+        header, payload = client.request("embed", texts=["refund an order"], model_digest=digest)
+        assert header["count"] == 1 and len(payload) > 384 * 4
+        with pytest.raises(LaminaError) as wrong_model:
+            client.request("embed", texts=["x"], model_digest="0" * 64)
+        assert wrong_model.value.code == "LAMINA_RETRIEVAL_INTEGRITY"
+        with pytest.raises(LaminaError) as too_many:
+            client.request("embed", texts=["x"] * (GRAPHD_EMBED_MAX_TEXTS + 1), model_digest=digest)
+        assert too_many.value.code == "LAMINA_PROTOCOL"
+
+
+@pytest.mark.parametrize("damage", ["deleted", "older_schema"])
+def test_a_lost_or_outdated_index_store_is_rebuilt_without_embedding(repo: Path, damage: str) -> None:
+    first = prepare(repo)["index"]["generation"]
+    data_dir = Path(status(repo)["data_dir"])
+    run_lamina("graphd", "stop", cwd=repo)
+    if damage == "deleted":
+        (data_dir / "index.lbug").unlink()
+    else:
+        import real_ladybug as lb
+
+        db = lb.Database(str(data_dir / "index.lbug"))
+        conn = lb.Connection(db)
+        conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.value = '1'")
+        conn.close()
+        db.close()
+    packet = prepare(repo)
+    st = status(repo)
+    assert packet["index"]["generation"] != first and st["fresh"] is True
+    assert (
+        st["last_build"]["chunks_embedded"] == 0 and st["source_chunks"] == st["last_build"]["chunks_total"]
+    )
+
+
 def test_rename_embeds_nothing_and_delete_removes_results(repo: Path) -> None:
     prepare(repo)
     git(repo, "mv", "src/shipping.py", "src/delivery.py")

@@ -150,6 +150,7 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         "chunks_total": ctx.stats.get("chunks_total", 0),
         "chunks_embedded": ctx.stats.get("chunks_embedded", 0),
         "chunks_reused": ctx.stats.get("chunks_reused", 0),
+        "embedded_by": ctx.stats.get("embedded_by"),  # "graphd" (small builds), "worker", or None
         "workflows": ctx.stats.get("workflows", 0),
         "versions_uploaded": ctx.stats.get("versions_uploaded", 0),
         "generation": ctx.stats.get("generation"),

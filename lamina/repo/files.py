@@ -86,8 +86,13 @@ class GlobSet:
         return self._spec.match_file(path)
 
 
-def select_files(repo_root: Path, config: Config) -> FileSelection:
-    """The files to index, sorted by path, and how many were skipped for each reason."""
+def select_files(repo_root: Path, config: Config, known: Mapping[str, int] | None = None) -> FileSelection:
+    """The files to index, sorted by path, and how many were skipped for each reason.
+
+    `known` maps blob ids that an earlier selection accepted to their sizes: a file whose working tree
+    equals such a blob (git says so) is taken without opening it, since every check below depends only
+    on its content and size. That is most files of an incremental build (10,000 opens ~0.1 s)."""
+    known = known or {}
     candidates = _git_candidates(repo_root)
     vendored = GlobSet(DEFAULT_EXCLUDES)
     included = GlobSet(config.index.include)
@@ -98,6 +103,11 @@ def select_files(repo_root: Path, config: Config) -> FileSelection:
     for cand in candidates:
         reason = _path_skip_reason(cand, vendored, included, excluded)
         if reason is None:
+            blob = cand.index_blob
+            size = known.get(blob) if blob is not None else None
+            if blob is not None and size is not None and size <= config.index.max_file_bytes:
+                files.append(SourceFile(path=cand.path, blob=blob, size=size))
+                continue
             outcome = _read_candidate(root, cand, config.index.max_file_bytes)
             if outcome is None:  # tracked but deleted from the working tree: absent, not skipped
                 continue

@@ -11,13 +11,17 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lamina.cli import add_json_flag, emit
+from lamina.cli import add_json_flag, command_group, emit
 
 DEFAULT_ASSET_DIR = Path("build") / "assets"
 
 
-def register(subparsers: Any) -> None:
-    group = subparsers.add_parser("runtime", help="build, install and check the offline embedding runtime")
+def register(subparsers: Any, selected: str | None = None) -> None:
+    group = command_group(
+        subparsers, "runtime", "build, install and check the offline embedding runtime", selected
+    )
+    if group is None:
+        return
     commands = group.add_subparsers(dest="runtime_command", metavar="SUBCOMMAND")
     commands.required = True
 
