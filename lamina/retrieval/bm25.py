@@ -27,6 +27,7 @@ cached counts is bit-identical to one built from scratch.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from collections import defaultdict
@@ -81,7 +82,8 @@ class TermTable:
         self._terms_per_word = np.zeros(0, dtype=np.int64)
         self._word_term_ids = np.zeros(0, dtype=np.int64)  # term ids of every split word, concatenated
         self._word_matrix: sp.csr_matrix | None = None  # (words x terms) ones; None = out of date
-        self._order = np.zeros(0, dtype=np.int64)  # term ids sorted by term (for len(_order) terms)
+        self._order = np.zeros(0, dtype=np.int64)  # ids of the first len(_order) terms, sorted by term
+        self._sorted_terms: list[str] = []  # those terms, sorted
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -110,11 +112,20 @@ class TermTable:
         return self._word_matrix
 
     def _sorted_ids(self) -> np.ndarray:
-        """All term ids, ordered by their term (cached until the table grows)."""
-        if len(self._order) != len(self.terms):
-            self._order = np.asarray(
-                sorted(range(len(self.terms)), key=self.terms.__getitem__), dtype=np.int64
-            )
+        """All term ids, ordered by their term (kept up to date as the table grows)."""
+        known, terms = len(self._order), self.terms
+        if known == len(terms):
+            return self._order
+        added = sorted(range(known, len(terms)), key=terms.__getitem__)
+        if 8 * len(added) < known:
+            # A few new terms (a new generation after an edit): merge them in instead of sorting again.
+            positions = [bisect.bisect_left(self._sorted_terms, terms[i]) for i in added]
+            self._order = np.insert(self._order, positions, added)
+            for i in added:
+                bisect.insort(self._sorted_terms, terms[i])
+        else:
+            self._order = np.asarray(sorted(range(len(terms)), key=terms.__getitem__), dtype=np.int64)
+            self._sorted_terms = [terms[i] for i in self._order.tolist()]
         return self._order
 
 
@@ -123,9 +134,8 @@ class TermCounts:
     """Raw term counts of a batch of documents, one CSR matrix per field. Never mutate the matrices
     (take_rows and stack_counts may share them)."""
 
-    fields: Mapping[
-        str, sp.csr_matrix
-    ]  # field -> (n_docs, n_columns) raw term counts; columns are TermTable ids
+    # field -> (n_docs, n_columns) raw term counts (int32); columns are TermTable ids
+    fields: Mapping[str, sp.csr_matrix]
 
     def __post_init__(self) -> None:
         rows = {int(m.shape[0]) for m in self.fields.values()}
@@ -144,6 +154,8 @@ def count_terms(docs: Sequence[Mapping[str, str]], table: TermTable, fields: Seq
     if isinstance(fields, str):
         raise TypeError("fields must be a sequence of field names, not one string")
     names = list(fields)
+    if not names:
+        raise ValueError("at least one field is needed")
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate field names in {names}")
     unknown = sorted({name for doc in docs for name in doc} - set(names))
@@ -178,9 +190,9 @@ def stack_counts(parts: Sequence[TermCounts], width: int) -> TermCounts:
     stacked: dict[str, sp.csr_matrix] = {}
     for name in names:
         matrices = [part.fields[name] for part in parts]
-        narrowest = max(int(m.shape[1]) for m in matrices)
-        if width < narrowest:
-            raise ValueError(f"width {width} is less than the {narrowest} columns of field {name!r}")
+        widest = max(int(m.shape[1]) for m in matrices)
+        if width < widest:
+            raise ValueError(f"width {width} is less than the {widest} columns of field {name!r}")
         # Concatenate the CSR arrays directly (rows are independent; no sorting, no per-row work).
         nnz = [int(m.indptr[-1]) for m in matrices]
         index_dtype = np.int32 if max(sum(nnz), width) <= _INT32_MAX else np.int64
@@ -231,8 +243,6 @@ def assemble_bm25(
         raise ValueError(f"unknown document fields {unknown}; known fields: {list(field_weights)}")
     n_docs = counts.n_docs
     width = max((int(m.shape[1]) for m in counts.fields.values()), default=0)
-    if width > len(table):
-        raise ValueError(f"counts have {width} columns but the term table only {len(table)} terms")
 
     # Canonical vocabulary: the terms used by these documents, sorted. Table ids no document uses
     # (left by removed documents) get no column, so the result does not depend on the table's history.
@@ -244,6 +254,8 @@ def assemble_bm25(
             m.eliminate_zeros()
         matrices[name] = m
         used[m.indices[: m.indptr[-1]]] = True
+    if used[len(table) :].any():
+        raise ValueError(f"counts use columns beyond the {len(table)} terms of the table (another table's?)")
     order = table._sorted_ids()
     if width < len(order):
         order = order[order < width]
