@@ -268,7 +268,7 @@ def assemble_bm25(
     # Per field, length-normalise and weight the counts (float64 on exact integer counts), renumber
     # to vocabulary columns and add the fields in the order of `weights` (tf~ before saturation).
     # Sparse `+` adds the values of one (document, term) left to right; a field without it adds nothing.
-    combined: sp.csr_matrix | None = None
+    combined: sp.csc_matrix | None = None
     field_lengths: dict[str, np.ndarray] = {}
     for name, weight in field_weights.items():
         m = matrices.get(name)
@@ -283,11 +283,15 @@ def assemble_bm25(
             row_factor = weight / ((1.0 - b) + b * lengths / average)
             data = np.repeat(row_factor, np.diff(m.indptr))
             data *= m.data[:nnz]  # factor * count, as exact as count * factor
-            scaled = sp.csr_matrix((data, column_of[m.indices[:nnz]], m.indptr), shape=(n_docs, n_terms))
+            # Renumbered columns are unsorted within a row; tocsc sorts every column's rows, so the
+            # additions below take scipy's faster path for canonical operands.
+            scaled = sp.csr_matrix(
+                (data, column_of[m.indices[:nnz]], m.indptr), shape=(n_docs, n_terms)
+            ).tocsc()
             combined = scaled if combined is None else combined + scaled
 
-    # Saturate and multiply by idf, column by column (CSC: a query sums columns; tocsc sorts the rows).
-    matrix = sp.csc_matrix((n_docs, n_terms), dtype=np.float64) if combined is None else combined.tocsc()
+    # Saturate and multiply by idf, column by column (CSC: a query sums columns).
+    matrix = sp.csc_matrix((n_docs, n_terms), dtype=np.float64) if combined is None else combined
     matrix.eliminate_zeros()  # a stored zero must never count as a match
     df = np.diff(matrix.indptr)
     idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
@@ -299,7 +303,8 @@ def assemble_bm25(
     tf_tilde += k1
     w /= tf_tilde
     weights_matrix = sp.csc_matrix((w.astype(np.float32), matrix.indices, matrix.indptr), shape=matrix.shape)
-    weights_matrix.has_sorted_indices = True  # tocsc sorts; eliminate_zeros keeps the order
+    # Rows are sorted: tocsc sorts, `+` of sorted operands keeps them sorted, so does eliminate_zeros.
+    weights_matrix.has_sorted_indices = True
 
     doc_lengths = np.zeros(n_docs, dtype=np.int32)
     for lengths in field_lengths.values():
