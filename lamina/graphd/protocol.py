@@ -122,6 +122,22 @@ def decode_table(payload: bytes) -> Any:
         raise LaminaError("LAMINA_PROTOCOL", f"payload is not an Arrow stream: {exc}") from exc
 
 
+def vector_column(vectors: Any) -> Any:
+    """Vectors as payloads and the index store carry them: a pyarrow binary column of little-endian
+    float32 BLOBs; a None stays null (a lexical-only version has no vector)."""
+    import pyarrow as pa
+
+    return pa.array([None if v is None else v.astype("<f4").tobytes() for v in vectors], type=pa.binary())
+
+
+def vector_rows(blobs: Any) -> Any:
+    """The (n, dim) float32 matrix of n non-null vector BLOBs (the inverse of vector_column)."""
+    import numpy as np
+
+    blobs = list(blobs)
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+
+
 def new_nonce() -> bytes:
     import secrets
 

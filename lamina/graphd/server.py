@@ -263,7 +263,7 @@ class GraphDaemon:
         if len(texts) > GRAPHD_EMBED_MAX_TEXTS or not all(isinstance(t, str) for t in texts):
             raise LaminaError("LAMINA_PROTOCOL", f"embed takes at most {GRAPHD_EMBED_MAX_TEXTS} strings")
         vectors = self.retrieval.embed_texts(texts, model_digest)
-        table = pa.table({"vector": pa.array([v.astype("<f4").tobytes() for v in vectors], type=pa.binary())})
+        table = pa.table({"vector": protocol.vector_column(vectors)})
         return {"count": len(texts)}, protocol.encode_table(table)
 
     def close(self) -> None:

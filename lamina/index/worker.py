@@ -257,10 +257,8 @@ def _embed(ctx: BuildContext, texts: list[str]) -> Any:
     """Vectors for texts. A small build asks graphd, whose model is warm (it answers queries), instead of
     loading the model here; the vectors are the same bit for bit (one text per call, any thread count)."""
     if ctx.stats.get("to_embed", GRAPHD_EMBED_MAX_TEXTS + 1) <= GRAPHD_EMBED_MAX_TEXTS:
-        import numpy as np
-
         from lamina.graphd.client import connect
-        from lamina.graphd.protocol import decode_table
+        from lamina.graphd.protocol import decode_table, vector_rows
 
         try:
             with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
@@ -269,7 +267,7 @@ def _embed(ctx: BuildContext, texts: list[str]) -> Any:
             if len(blobs) != len(texts):
                 raise LaminaError("LAMINA_PROTOCOL", f"graphd embedded {len(blobs)} of {len(texts)} texts")
             ctx.stats["embedded_by"] = "graphd"
-            return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(texts), -1)
+            return vector_rows(blobs)
         except LaminaError as err:  # e.g. graphd cannot load the model: embed here, and say why in the log
             ctx.stats["graphd_embed_error"] = err.code
     ctx.stats["embedded_by"] = "worker"
@@ -306,6 +304,8 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
 def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
     import pyarrow as pa
 
+    from lamina.graphd.protocol import vector_column
+
     store = ctx.store()
     texts = store.texts(sorted({r["text_digest"] for r in records}))
     keys = [_emb_key(ctx, r["text_digest"]) for r in records]
@@ -321,7 +321,7 @@ def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
     }  # fmt: skip
     columns["emb_key"] = keys
     columns["text"] = [texts[r["text_digest"]] for r in records]
-    vector_col = pa.array([vectors[k].astype("<f4").tobytes() if k else None for k in keys], type=pa.binary())
+    vector_col = vector_column([vectors[k] if k else None for k in keys])
     return pa.table({**columns, "vector": vector_col})
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from lamina.errors import LaminaError
+from lamina.graphd.protocol import vector_rows
 from lamina.packet import build_packet
 from lamina.retrieval.bm25 import (
     BM25Index,
@@ -96,7 +97,7 @@ class VersionCache:
         chunk_rows = []
         for i, kind in enumerate(cols["kind"]):
             if kind == "workflow":
-                vector = None if vectors[i] is None else np.frombuffer(vectors[i], dtype="<f4")
+                vector = None if vectors[i] is None else vector_rows([vectors[i]])[0]
                 root = root_doc_from_meta(cols["symbol"][i], json.loads(cols["meta"][i]))
                 self.workflows[cols["id"][i]] = _Workflow(root, cols["text"][i], vector)
             else:
@@ -123,9 +124,7 @@ class VersionCache:
         dim = next((len(v) // 4 for v in new_vectors if v is not None), self.vectors.shape[1])
         block = np.zeros((len(new_vectors), dim), dtype=np.float32)
         if present.any():
-            block[present] = np.frombuffer(
-                b"".join(v for v in new_vectors if v is not None), dtype="<f4"
-            ).reshape(-1, dim)
+            block[present] = vector_rows(v for v in new_vectors if v is not None)
         old = self.vectors
         if old.shape[1] != dim:  # the first vectors (or another model's): earlier rows have none
             old = np.zeros((old.shape[0], dim), dtype=np.float32)
