@@ -49,16 +49,18 @@ def _query(ctx: Any, op: str, **fields: Any) -> dict[str, Any]:
     from lamina.graphd.client import connect
     from lamina.index.build import ensure_fresh
 
-    for attempt in (1, 2):
-        try:
-            with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
-                return client.call(op, identity=ctx.identity.key, **fields)
-        except LaminaError as err:
-            if err.code != "LAMINA_NO_INDEX" or attempt == 2:
-                raise
-            ctx.progress.note("graphd has no generation for this branch/worktree; rebuilding it")
-            ensure_fresh(ctx, force=True)
-    raise AssertionError("unreachable")
+    def ask() -> dict[str, Any]:
+        with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+            return client.call(op, identity=ctx.identity.key, **fields)
+
+    try:
+        return ask()
+    except LaminaError as err:
+        if err.code != "LAMINA_NO_INDEX":
+            raise
+    ctx.progress.note("graphd has no generation for this branch/worktree; rebuilding it")
+    ensure_fresh(ctx, force=True)
+    return ask()
 
 
 def cmd_init(args: argparse.Namespace) -> int:

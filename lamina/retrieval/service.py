@@ -177,9 +177,12 @@ def load_state(index: Any, generation: str, cache: VersionCache) -> GenerationSt
     ids = index.members(generation)
     missing = cache.missing(ids)
     if missing:
-        cache.add(index.documents(missing))
-    if cache.missing(ids):
-        raise LaminaError("LAMINA_INTERNAL", f"generation {generation} lists versions the index store lacks")
+        table = index.documents(missing)
+        if table.num_rows != len(missing):
+            raise LaminaError(
+                "LAMINA_INTERNAL", f"generation {generation} lists versions the index store lacks"
+            )
+        cache.add(table)
     root_index = build_root_index(
         [(w.root, w.text, w.vector) for w in (cache.workflows.get(i) for i in ids) if w is not None]
     )
