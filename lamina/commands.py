@@ -47,7 +47,7 @@ def _query(ctx: Any, op: str, **fields: Any) -> dict[str, Any]:
     index was fresh (its derived store was deleted or replaced after a schema change), rebuild once from
     the content store (nothing is embedded again) and ask again."""
     from lamina.graphd.client import connect
-    from lamina.index.build import ensure_fresh
+    from lamina.index.build import sync
 
     def ask() -> dict[str, Any]:
         with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
@@ -59,7 +59,7 @@ def _query(ctx: Any, op: str, **fields: Any) -> dict[str, Any]:
         if err.code != "LAMINA_NO_INDEX":
             raise
     ctx.progress.note("graphd has no generation for this branch/worktree; rebuilding it")
-    ensure_fresh(ctx, force=True)
+    sync(ctx, force=True)
     return ask()
 
 
@@ -92,7 +92,7 @@ def _build_summary(stats: dict[str, Any] | None) -> str:
 
 
 def cmd_prepare(args: argparse.Namespace) -> int:
-    from lamina.index.build import ensure_fresh, is_fresh
+    from lamina.index.build import is_fresh, sync
 
     try:
         ctx = _context(args)
@@ -108,7 +108,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             f"index is {'fresh' if fresh else 'stale'} for {ctx.identity.label}",
         )
         return 0 if fresh else STALE_EXIT_STATUS
-    stats = ensure_fresh(ctx)
+    stats = sync(ctx)
     if not args.json:
         sys.stderr.write(_build_summary(stats) + "\n")
     packet = _query(ctx, "query.prepare", task=args.task, workflow=args.workflow, fresh=True)
@@ -186,29 +186,19 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    from lamina.graphd.client import connect
-    from lamina.index.build import hold_lock, release_lock, run_build
-    from lamina.index.manifest import FINGERPRINT_FILE
+    from lamina.index.build import sync
 
-    ctx = _context(args)
-    hold_lock(ctx, wait=True)
-    try:
-        with connect(ctx.ws) as client:
-            invalidated = client.call("gen.invalidate", identity=ctx.identity.key)["invalidated"]
-        for stale in (ctx.build_dir / FINGERPRINT_FILE, ctx.build_dir / "doit.sqlite3"):
-            stale.unlink(missing_ok=True)
-        stats = run_build(ctx)
-    finally:
-        release_lock(ctx)
+    stats = sync(_context(args), reset=True) or {}
+    invalidated = stats.pop("invalidated", None)
     emit(args, {"invalidated": invalidated, "last_build": stats}, _build_summary(stats))
     return 0
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from lamina.index.build import ensure_fresh
+    from lamina.index.build import sync
 
     ctx = _context(args, allow_lexical=True)
-    ensure_fresh(ctx)
+    sync(ctx)
     result = _query(ctx, "query.search", text=args.text, ranker=args.ranker)
     human = (
         "\n".join(
@@ -298,11 +288,11 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
 
 def cmd_hook_run(args: argparse.Namespace) -> int:
     """Pre-commit: graph must be valid; the index is refreshed (near-instant when nothing changed)."""
-    from lamina.index.build import ensure_fresh
+    from lamina.index.build import sync
 
     started = time.monotonic()
     cmd_graph_check(argparse.Namespace(paths=[], json=False))
-    stats = ensure_fresh(_context(args, allow_lexical=True))
+    stats = sync(_context(args, allow_lexical=True))
     sys.stderr.write(_build_summary(stats) + f" ({time.monotonic() - started:.2f} s)\n")
     return 0
 

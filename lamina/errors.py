@@ -34,6 +34,11 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "LAMINA_NOT_CACHED": (15, "--require-cached refused to embed; restore the store or drop the flag."),
     "LAMINA_SCHEMA_MISMATCH": (16, "Run `lamina context rebuild` to rebuild with this schema."),
     "LAMINA_DISK_FULL": (17, "Free disk space, then run the command again; nothing was replaced."),
+    "LAMINA_INTERRUPTED": (
+        130,
+        "The build stopped before activating anything; finished chunks and embeddings are kept. "
+        "Run the command again to resume.",
+    ),
     "LAMINA_INTERNAL": (70, "This is a bug in Lamina; the graphd log may say more."),
 }
 

@@ -234,8 +234,9 @@ def test_hostile_files_are_skipped_and_counted(repo: Path) -> None:
     assert "latin1.py" in files and "escape.txt" not in files
 
 
-def test_sigkill_during_build_keeps_current_and_resumes(repo: Path) -> None:
-    first = prepare(repo)["index"]["generation"]
+def _start_bulk_build(repo: Path) -> tuple[subprocess.Popen[bytes], sqlite3.Connection, int]:
+    """Add 12 files of 41 chunks each and start a prepare; return once the build (hosted by graphd) has
+    committed at least one batch of new embeddings to the content store."""
     for i in range(12):
         (repo / f"src/bulk_{i}.py").write_text(_module(f"bulk{i}", 40, offset=i * 100))
     store = Path(status(repo)["store"]) / "cas.sqlite"
@@ -252,16 +253,77 @@ def test_sigkill_during_build_keeps_current_and_resumes(repo: Path) -> None:
         if db.execute("SELECT count(*) FROM embeddings").fetchone()[0] > baseline:
             break
         time.sleep(0.05)  # a poll interval, not a race fix: the loop waits for an observed condition
-    proc.send_signal(signal.SIGKILL)
+    return proc, db, baseline
+
+
+def _graphd_pid(repo: Path) -> int:
+    proc = run_lamina("graphd", "status", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return int(json.loads(proc.stdout)["pid"])
+
+
+def test_sigkill_of_the_building_graphd_keeps_current_and_resumes(repo: Path) -> None:
+    """kill -9 of the process that runs the build (graphd hosts it) and of its client."""
+    first = prepare(repo)["index"]["generation"]
+    builder = _graphd_pid(repo)
+    proc, db, baseline = _start_bulk_build(repo)
+    os.kill(builder, signal.SIGKILL)
     proc.wait()
     done_before_kill = db.execute("SELECT count(*) FROM embeddings").fetchone()[0] - baseline
     db.close()
+    assert proc.returncode != 0
     st = status(repo)
     assert st["generation"] == first and st["fresh"] is False
     prepare(repo)
     build = status(repo)["last_build"]
     assert done_before_kill > 0
     assert build["chunks_embedded"] == 12 * 41 - done_before_kill  # 40 functions + module chunk per file
+
+
+def test_a_killed_client_cancels_its_hosted_build(repo: Path) -> None:
+    """kill -9 (or Ctrl-C) of `prepare` while graphd builds for it: graphd stops the build at its next
+    batch, activates nothing, stays up, and the next run resumes from the content store."""
+    import fcntl
+
+    first = prepare(repo)["index"]["generation"]
+    builder = _graphd_pid(repo)
+    proc, db, baseline = _start_bulk_build(repo)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    st = status(repo)
+    # The build holds this identity's lock until it has stopped: taking the lock waits for that.
+    with open(Path(st["data_dir"]) / "builds" / st["identity"]["key"] / "lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    done_before_resume = db.execute("SELECT count(*) FROM embeddings").fetchone()[0] - baseline
+    db.close()
+    st = status(repo)
+    assert _graphd_pid(repo) == builder  # graphd survived its client
+    assert st["generation"] == first and st["fresh"] is False
+    assert (st["last_failure"] or {}).get("code") == "LAMINA_INTERRUPTED", st["last_failure"]
+    assert 0 < done_before_resume < 12 * 41  # stopped early, keeping what it had embedded
+    prepare(repo)
+    build = status(repo)["last_build"]
+    assert build["chunks_embedded"] == 12 * 41 - done_before_resume
+
+
+def test_a_hosted_build_streams_progress_and_keeps_stdout_json(repo: Path) -> None:
+    proc = run_lamina("work", "prepare", "capture payment", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["packet_version"] == 5
+    assert "embedding chunks:" in proc.stderr and "chunking files:" in proc.stderr
+    assert status(repo)["last_build"]["embedded_by"] == "graphd"  # graphd ran the build, with its model
+
+
+def test_building_in_process_gives_the_same_generation_digest(repo: Path, tmp_path: Path) -> None:
+    """LAMINA_BUILD_IN_PROCESS=1 (what graphd falls back to) and a hosted build index the same versions."""
+    hosted = prepare(repo)["index"]
+    run_lamina("graphd", "stop", cwd=repo)
+    proc = run_lamina("context", "rebuild", "--json", cwd=repo, env={"LAMINA_BUILD_IN_PROCESS": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    st = status(repo)
+    assert st["generation"] != hosted["generation"] and st["index_digest"] == hosted["index_digest"]
+    assert st["last_build"]["chunks_embedded"] == 0
 
 
 def test_two_concurrent_prepares(repo: Path) -> None:

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,11 @@ class GraphdClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def request(self, op: str, payload: bytes = b"", **fields: Any) -> tuple[dict[str, Any], bytes]:
+    def request(
+        self, op: str, payload: bytes = b"", on_progress: Callable[[str], None] | None = None, **fields: Any
+    ) -> tuple[dict[str, Any], bytes]:
+        """One request and its reply. A long request (a hosted build) may first send progress frames:
+        same sequence number, `more: true`, a strictly increasing `n`; each goes to on_progress."""
         self.seq += 1
         seq = self.seq
         frame_bytes = protocol.encode_frame(
@@ -48,15 +52,22 @@ class GraphdClient:
         )
         try:
             self.sock.sendall(frame_bytes)
-            body = protocol.read_body(self.sock)
-        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+        except (BrokenPipeError, ConnectionResetError) as exc:
             raise LaminaError(
                 "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
             ) from exc
-        frame = protocol.open_body(self.key, self.nonce, protocol.TO_CLIENT, body, seq - 1)
-        if frame.seq != seq:
-            raise LaminaError("LAMINA_PROTOCOL", f"graphd answered sequence {frame.seq} to request {seq}")
-        header = frame.header
+        last_progress = 0
+        while True:
+            frame = self._read_reply(op, seq)
+            header = frame.header
+            if not header.get("more"):
+                break
+            n = header.get("n")
+            if not isinstance(n, int) or n <= last_progress:
+                raise LaminaError("LAMINA_GRAPHD_AUTH", f"progress frame {n!r} is not after {last_progress}")
+            last_progress = n
+            if on_progress is not None:
+                on_progress(str(header.get("progress", "")))
         if not header.get("ok"):
             err = header.get("error") or {}
             code = err.get("code", "LAMINA_INTERNAL")
@@ -67,9 +78,23 @@ class GraphdClient:
             )
         return header, frame.payload
 
-    def call(self, op: str, payload: bytes = b"", **fields: Any) -> dict[str, Any]:
+    def _read_reply(self, op: str, seq: int) -> protocol.Frame:
+        try:
+            body = protocol.read_body(self.sock)
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            raise LaminaError(
+                "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
+            ) from exc
+        frame = protocol.open_body(self.key, self.nonce, protocol.TO_CLIENT, body, seq - 1)
+        if frame.seq != seq:
+            raise LaminaError("LAMINA_PROTOCOL", f"graphd answered sequence {frame.seq} to request {seq}")
+        return frame
+
+    def call(
+        self, op: str, payload: bytes = b"", on_progress: Callable[[str], None] | None = None, **fields: Any
+    ) -> dict[str, Any]:
         """The reply's fields, without the envelope (`ok`, and graphd's own `server_ms` timing)."""
-        header = self.request(op, payload, **fields)[0]
+        header = self.request(op, payload, on_progress, **fields)[0]
         header.pop("ok", None)
         self.last_server_ms = header.pop("server_ms", None)
         return header

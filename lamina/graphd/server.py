@@ -94,9 +94,11 @@ class GraphDaemon:
             log.info(
                 "abandoned %d pending generation(s) left by a previous run: %s", len(abandoned), abandoned
             )
+        from lamina.graphd.hosting import BuildHost
         from lamina.retrieval.service import RetrievalService
 
         self.retrieval = RetrievalService(self.product, self.index)
+        self.builds = BuildHost(ws.data_dir, self.retrieval.embedder_for)
         self.handlers: dict[str, Callable[[dict[str, Any], bytes], Reply]] = {
             "ping": self.op_ping,
             "status": self.op_ping,
@@ -335,7 +337,10 @@ class GraphDaemon:
                     return
                 last_seq = frame.seq
                 self.last_activity = time.monotonic()
-                header, out_payload = self.dispatch(frame)
+                if frame.header.get("op") == "build":
+                    header, out_payload = self.host_build(conn, nonce, frame)
+                else:
+                    header, out_payload = self.dispatch(frame)
                 conn.sendall(
                     protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, frame.seq, header, out_payload)
                 )
@@ -352,6 +357,35 @@ class GraphDaemon:
             conn.sendall(protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, seq, reply))
         except OSError:
             pass
+
+    def host_build(self, conn: socket.socket, nonce: bytes, frame: protocol.Frame) -> Reply:
+        """Run a client's build here (lamina/graphd/hosting.py). Unlike other requests it does not hold
+        the database lock: the build talks to graphd through the socket like any worker."""
+        sent = 0
+
+        def send_progress(text: str) -> None:
+            nonlocal sent
+            sent += 1
+            header = {"ok": True, "more": True, "n": sent, "progress": text}
+            conn.sendall(protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, frame.seq, header))
+            self.last_activity = time.monotonic()
+
+        started = time.perf_counter()
+        try:
+            header = self.builds.run(frame.header, conn, send_progress)
+        except LaminaError as err:
+            log.info("build failed: %s", err)
+            return {"ok": False, **err.to_json()}, b""
+        except OSError as exc:  # the client went away while progress was being sent to it
+            log.info("build stopped: %s", exc)
+            return {"ok": False, **LaminaError("LAMINA_INTERRUPTED", str(exc)).to_json()}, b""
+        except Exception as exc:
+            log.exception("build crashed")
+            bug = LaminaError("LAMINA_INTERNAL", f"build failed: {type(exc).__name__}: {exc}")
+            return {"ok": False, **bug.to_json()}, b""
+        finally:
+            self.last_activity = time.monotonic()
+        return {"ok": True, **header, "server_ms": round((time.perf_counter() - started) * 1000, 3)}, b""
 
     def dispatch(self, frame: protocol.Frame) -> Reply:
         op = frame.header.get("op")
@@ -381,7 +415,7 @@ class GraphDaemon:
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(0.5)  # wake up to notice stop requests and the idle timeout
         while not self.stopping.is_set():
-            if time.monotonic() - self.last_activity > self.idle_timeout:
+            if time.monotonic() - self.last_activity > self.idle_timeout and not self.builds.busy:
                 log.info("idle for %.0f s; exiting", self.idle_timeout)
                 break
             try:
@@ -394,8 +428,9 @@ class GraphDaemon:
             worker = threading.Thread(target=self.handle_connection, args=(conn,), daemon=True)
             self.workers = [w for w in self.workers if w.is_alive()] + [worker]
             worker.start()
+        self.builds.cancel_all()  # each stops at its next unit of work, before activating anything
         for worker in self.workers:  # let in-flight replies (such as the answer to `stop`) go out
-            worker.join(timeout=2.0)
+            worker.join(timeout=None if self.builds.busy else 2.0)
 
 
 def acquire_daemon_lock(ws: Workspace) -> int:

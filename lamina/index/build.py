@@ -1,7 +1,9 @@
 """Running the build graph for one branch/worktree: the no-op fast path, Lamina's lock, and doit.
 
-`ensure_fresh` is what `lamina work prepare` calls. It answers "nothing changed" from a fingerprint
-without importing doit or the model; otherwise it runs the doit tasks in this process.
+`sync` is what `lamina work prepare` calls. It answers "nothing changed" from a fingerprint without
+importing doit or the model; otherwise graphd runs the doit tasks (a hosted build, see
+lamina/graphd/hosting.py), or this process does when graphd cannot build exactly what it would.
+`ensure_fresh` is the build itself, wherever it runs.
 """
 
 from __future__ import annotations
@@ -45,7 +47,13 @@ def runtime_digest(allow_lexical: bool = False) -> str:
 
 
 def context_for(
-    start: Path, *, require_cached: bool = False, quiet: bool = False, allow_lexical: bool = False
+    start: Path,
+    *,
+    require_cached: bool = False,
+    quiet: bool = False,
+    allow_lexical: bool = False,
+    progress: Progress | None = None,
+    hosted: bool = False,
 ) -> BuildContext:
     location = locate(start)
     config = load_config(location.root)
@@ -57,7 +65,8 @@ def context_for(
     return BuildContext(
         ws=ws, config=config, identity=identity, state=state, model_digest=model_digest,
         fingerprint=fingerprint(location.root, state, identity, config, model_digest),
-        require_cached=require_cached, progress=Progress(quiet=quiet),
+        require_cached=require_cached, progress=progress or Progress(quiet=quiet),
+        hosted=hosted,
     )  # fmt: skip
 
 
@@ -124,7 +133,8 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
 
     started = time.monotonic()
     ctx.build_dir.mkdir(parents=True, exist_ok=True)
-    warm_graphd(ctx)
+    if not ctx.hosted:
+        warm_graphd(ctx)
     namespace = task_definitions(ctx)
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": ZeroReporter}
     ctx.error = None
@@ -132,9 +142,10 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     ctx.progress.finish()
     if ctx.error is not None or status != 0:
         error = ctx.error
+        interrupted = isinstance(error, KeyboardInterrupt)
         record = {
             "at": time.time(),
-            "code": getattr(error, "code", "LAMINA_INTERNAL"),
+            "code": "LAMINA_INTERRUPTED" if interrupted else getattr(error, "code", "LAMINA_INTERNAL"),
             "message": str(getattr(error, "message", error) or f"doit exited with status {status}"),
         }
         write_json_atomic(ctx.build_dir / LAST_FAILURE_FILE, record)
@@ -170,14 +181,70 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     return stats
 
 
-def ensure_fresh(ctx: BuildContext, force: bool = False) -> dict[str, Any] | None:
-    """Build when anything changed; None when the fingerprint says nothing did."""
-    if not force and is_fresh(ctx):
+def ensure_fresh(ctx: BuildContext, force: bool = False, reset: bool = False) -> dict[str, Any] | None:
+    """Build when anything changed (or when forced); None when the fingerprint says nothing did.
+    `reset` first invalidates this identity's generation and doit's memory of it (`context rebuild`)."""
+    if not (force or reset) and is_fresh(ctx):
         return None
     hold_lock(ctx, wait=True)
     try:
-        if not force and is_fresh(ctx):  # another run finished it while we waited
+        if not (force or reset) and is_fresh(ctx):  # another run finished it while we waited
             return None
-        return run_build(ctx)
+        invalidated = _invalidate(ctx) if reset else None
+        stats = run_build(ctx)
+        if reset:
+            stats["invalidated"] = invalidated
+        return stats
     finally:
         release_lock(ctx)
+
+
+def _invalidate(ctx: BuildContext) -> str | None:
+    from lamina.graphd.client import connect
+
+    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+        invalidated: str | None = client.call("gen.invalidate", identity=ctx.identity.key)["invalidated"]
+    for stale in (ctx.build_dir / FINGERPRINT_FILE, ctx.build_dir / "doit.sqlite3"):
+        stale.unlink(missing_ok=True)
+    return invalidated
+
+
+def sync(ctx: BuildContext, force: bool = False, reset: bool = False) -> dict[str, Any] | None:
+    """Bring this branch/worktree's index up to date. Nothing happens when the fingerprint says it is
+    fresh; otherwise graphd hosts the build, and this process builds only when graphd cannot build
+    exactly what it would (another content store or model in its environment) or when
+    LAMINA_BUILD_IN_PROCESS=1 asks for it."""
+    if not (force or reset) and is_fresh(ctx):
+        return None
+    if os.environ.get("LAMINA_BUILD_IN_PROCESS") != "1":
+        hosted, stats = _hosted_build(ctx, force, reset)
+        if hosted:
+            return stats
+    return ensure_fresh(ctx, force=force, reset=reset)
+
+
+def _hosted_build(ctx: BuildContext, force: bool, reset: bool) -> tuple[bool, dict[str, Any] | None]:
+    from lamina.graphd.client import connect
+
+    def show(text: str) -> None:
+        ctx.progress.stream.write(text)
+        ctx.progress.stream.flush()
+
+    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+        reply = client.call(
+            "build",
+            on_progress=show,
+            worktree=str(ctx.ws.root),
+            store=str(ctx.ws.store_dir),
+            model_digest=ctx.model_digest,
+            force=force,
+            reset=reset,
+            require_cached=ctx.require_cached,
+            quiet=ctx.progress.quiet,
+            tty=ctx.progress.live,
+        )
+    if not reply.get("hosted"):
+        ctx.progress.note(f"building in this process: {reply.get('reason', 'graphd cannot host the build')}")
+        return False, None
+    stats: dict[str, Any] | None = reply.get("stats")
+    return True, stats

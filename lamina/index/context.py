@@ -29,6 +29,8 @@ class BuildContext:
     progress: Progress = field(default_factory=Progress)
     stats: dict[str, Any] = field(default_factory=dict)
     error: BaseException | None = None
+    hosted: bool = False  # run by graphd (lamina.graphd.hosting), not by the client's own process
+    shared_embedder: Any = None  # graphd's loaded model, used by a hosted build
     _store: ContentStore | None = None
     _embedder: Any = None
 
@@ -47,6 +49,8 @@ class BuildContext:
         return self._store
 
     def embedder(self) -> Any:
+        if self._embedder is None and self.shared_embedder is not None:
+            self._embedder = self.shared_embedder
         if self._embedder is None:
             from lamina.runtime.embedder import load_embedder
 

@@ -1,27 +1,49 @@
 """Progress for long builds on stderr: a live line on a terminal, a plain line every few seconds
-otherwise, nothing when quiet. stdout is never touched, so --json output stays pure."""
+otherwise, nothing when quiet. stdout is never touched, so --json output stays pure.
+
+Progress is also where a build notices that it was cancelled: every step reports progress between units
+of work (a file chunked, a batch embedded or uploaded), so that is where a build hosted by graphd stops
+when its client has gone (Ctrl-C, kill -9), with finished work already in the content store.
+"""
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import TextIO
 
 PLAIN_INTERVAL_SECONDS = 5.0
 
 
+class BuildCancelled(KeyboardInterrupt):
+    """The client of a hosted build went away; raised at the next unit of work."""
+
+
 class Progress:
-    def __init__(self, stream: TextIO | None = None, quiet: bool = False) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        quiet: bool = False,
+        live: bool | None = None,
+        cancelled: threading.Event | None = None,
+    ) -> None:
         self.stream = stream or sys.stderr
         self.quiet = quiet
-        self.live = (not quiet) and self.stream.isatty()
+        self.live = (not quiet) and (self.stream.isatty() if live is None else live)
+        self.cancelled = cancelled
         self.phase = ""
         self.total = 0
         self.done = 0
         self.started = time.monotonic()
         self.last_print = 0.0
 
+    def check(self) -> None:
+        if self.cancelled is not None and self.cancelled.is_set():
+            raise BuildCancelled("the build was cancelled: its client disconnected")
+
     def start(self, phase: str, total: int) -> None:
+        self.check()
         self.finish()
         self.phase, self.total, self.done = phase, total, 0
         self.started = time.monotonic()
@@ -30,6 +52,7 @@ class Progress:
             self._print(force=True)
 
     def advance(self, n: int = 1) -> None:
+        self.check()
         self.done += n
         self._print()
 

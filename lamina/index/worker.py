@@ -34,7 +34,9 @@ from lamina.index.manifest import (
 )
 from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
 
-EMBED_CHUNK = 256  # texts per embedder call (the embedder batches by length inside)
+# Texts per embedder call and per store commit: also how much work a cancelled or killed build can lose,
+# and how long a hosted build takes to notice that its client went away (~2–4 s on 2 cores).
+EMBED_CHUNK = 64
 WORKFLOWS = "workflows"
 
 
@@ -255,7 +257,11 @@ def _embedding_due(ctx: BuildContext, shard: str) -> bool:
 
 def _embed(ctx: BuildContext, texts: list[str]) -> Any:
     """Vectors for texts. A small build asks graphd, whose model is warm (it answers queries), instead of
-    loading the model here; the vectors are the same bit for bit (one text per call, any thread count)."""
+    loading the model here; the vectors are the same bit for bit (one text per call, any thread count).
+    A build hosted by graphd uses graphd's model directly."""
+    if ctx.hosted and ctx.shared_embedder is not None:
+        ctx.stats["embedded_by"] = "graphd"
+        return ctx.embedder().embed(texts)
     if ctx.stats.get("to_embed", GRAPHD_EMBED_MAX_TEXTS + 1) <= GRAPHD_EMBED_MAX_TEXTS:
         from lamina.graphd.client import connect
         from lamina.graphd.protocol import decode_table, vector_rows
@@ -363,6 +369,7 @@ def step_generation(ctx: BuildContext) -> None:
                 client.call_table("index.put", _version_table(ctx, batch))
                 ctx.progress.advance(len(batch))
             ctx.progress.finish()
+            ctx.progress.check()  # a cancelled build must not activate anything
             result = client.call("gen.commit", generation=gen)
         except BaseException as exc:
             try:

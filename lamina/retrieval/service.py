@@ -206,7 +206,7 @@ class RetrievalService:
         self._states: OrderedDict[str, GenerationState] = OrderedDict()
         self._cache = VersionCache()
         self._embedder: Any = None
-        self._lock = threading.Lock()
+        self._embedder_lock = threading.Lock()
 
     def forget(self) -> None:
         self._states.clear()
@@ -233,21 +233,26 @@ class RetrievalService:
 
     def embedder(self) -> Any:
         """graphd's model, loaded on first use and kept (raises the runtime's error when it cannot load)."""
-        if self._embedder is None:
-            from lamina.runtime.embedder import load_embedder
+        with self._embedder_lock:  # queries and a hosted build may ask at the same time
+            if self._embedder is None:
+                from lamina.runtime.embedder import load_embedder
 
-            self._embedder = load_embedder(threads=2)
+                self._embedder = load_embedder(threads=2)
         return self._embedder
 
-    def embed_texts(self, texts: list[str], model_digest: str) -> np.ndarray:
-        """Embed for a build (a handful of texts): the vectors are the worker's own, bit for bit, because
-        one text per call is independent of batch and thread count (docs/runtime.md)."""
+    def embedder_for(self, model_digest: str) -> Any:
+        """The loaded model, for a build that embeds with model_digest: the vectors are a worker's own,
+        bit for bit, because one text per call is independent of batch and thread count (docs/runtime.md)."""
         embedder = self.embedder()
         if embedder.info.model_digest != model_digest:
             raise LaminaError(
                 "LAMINA_RETRIEVAL_INTEGRITY", "graphd's model differs from the one this build embeds with"
             )
-        vectors: np.ndarray = embedder.embed(texts)
+        return embedder
+
+    def embed_texts(self, texts: list[str], model_digest: str) -> np.ndarray:
+        """Embed a handful of texts for a build running in another process (the `embed` request)."""
+        vectors: np.ndarray = self.embedder_for(model_digest).embed(texts)
         return vectors
 
     def embed_query(self, text: str, state: GenerationState) -> tuple[np.ndarray | None, LaminaError | None]:

@@ -1,0 +1,161 @@
+"""Builds hosted by graphd, the way a Bazel server runs the builds its clients ask for.
+
+`lamina work prepare` (and `context search|rebuild`, the hook) asks graphd to bring its branch/worktree
+up to date instead of running doit in a fresh process: graphd already has doit, tree-sitter, numpy,
+pyarrow and the model loaded, which is most of what a small incremental build used to cost (~0.4 s of
+imports and a model load). The build itself is the same doit graph (`lamina.index.build.ensure_fresh`)
+under the same per-identity lock; its progress lines travel back to the client as frames, and when the
+client goes away (Ctrl-C, kill -9) the build stops at its next unit of work — finished chunks and
+embeddings stay in the content store and the current generation is untouched.
+
+graphd hosts a build only when it would build exactly what the client would: same repository, same
+content store, same installed model. Otherwise it says so and the client builds in its own process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import select
+import socket
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lamina.errors import LaminaError
+from lamina.index.progress import BuildCancelled, Progress
+
+log = logging.getLogger("lamina.graphd")
+
+SendProgress = Callable[[str], None]
+
+
+class FrameStream:
+    """A text stream for Progress whose writes become progress frames to the waiting client. A client that
+    has gone cancels the build (at its next unit of work) instead of failing it here."""
+
+    def __init__(self, send: SendProgress, tty: bool, cancelled: threading.Event) -> None:
+        self.send = send
+        self.tty = tty
+        self.cancelled = cancelled
+
+    def write(self, text: str) -> int:
+        if not self.cancelled.is_set():
+            try:
+                self.send(text)
+            except OSError:
+                self.cancelled.set()
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def watch_disconnect(conn: socket.socket, cancelled: threading.Event) -> Callable[[], None]:
+    """Set `cancelled` when the client closes its end (or breaks protocol by sending during the build).
+    Returns the function that stops watching."""
+    wake_r, wake_w = os.pipe()
+    client = conn.fileno()
+
+    def watch() -> None:
+        try:
+            readable, _, _ = select.select([client, wake_r], [], [])
+            if client in readable:
+                cancelled.set()
+        except (OSError, ValueError):
+            cancelled.set()
+        finally:
+            os.close(wake_r)
+
+    thread = threading.Thread(target=watch, name="build-client-watch", daemon=True)
+    thread.start()
+
+    def stop() -> None:
+        os.write(wake_w, b"x")
+        thread.join()
+        os.close(wake_w)
+
+    return stop
+
+
+def _flag(header: dict[str, Any], name: str) -> bool:
+    value = header.get(name, False)
+    if not isinstance(value, bool):
+        raise LaminaError("LAMINA_PROTOCOL", f"request field {name!r} must be a boolean")
+    return value
+
+
+class BuildHost:
+    """One hosted build at a time: doit redirects sys.stdout/sys.stderr while an action runs, which is
+    process-wide state, and two builds would only compete for the same two cores anyway."""
+
+    def __init__(self, data_dir: Path, shared_embedder: Callable[[str], Any]) -> None:
+        self.data_dir = data_dir
+        self.shared_embedder = shared_embedder  # model digest -> graphd's loaded embedder
+        self.lock = threading.Lock()
+        self.active: set[threading.Event] = set()  # cancel events of running builds
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.active)
+
+    def cancel_all(self) -> None:
+        for event in list(self.active):
+            event.set()
+
+    def run(self, header: dict[str, Any], conn: socket.socket, send: SendProgress) -> dict[str, Any]:
+        from lamina.index.build import context_for, ensure_fresh
+
+        worktree = header.get("worktree")
+        store = header.get("store")
+        model_digest = header.get("model_digest")
+        if not all(isinstance(v, str) for v in (worktree, store, model_digest)):
+            raise LaminaError("LAMINA_PROTOCOL", "build needs worktree, store and model_digest strings")
+        assert isinstance(worktree, str) and isinstance(store, str) and isinstance(model_digest, str)
+        force, reset = _flag(header, "force"), _flag(header, "reset")
+        cancelled = threading.Event()
+        progress = Progress(
+            stream=FrameStream(send, _flag(header, "tty"), cancelled),  # type: ignore[arg-type]
+            quiet=_flag(header, "quiet"),
+            cancelled=cancelled,
+        )
+        stop_watching = watch_disconnect(conn, cancelled)
+        self.active.add(cancelled)
+        try:
+            if not self.lock.acquire(blocking=False):
+                progress.note("waiting for another build that graphd is running …")
+                self.lock.acquire()
+            try:
+                ctx = context_for(
+                    Path(worktree),
+                    require_cached=_flag(header, "require_cached"),
+                    progress=progress,
+                    allow_lexical=not model_digest,
+                    hosted=True,
+                )
+                if ctx.ws.data_dir != self.data_dir:
+                    raise LaminaError("LAMINA_PROTOCOL", f"{worktree} is not a worktree of this repository")
+                if ctx.model_digest != model_digest:
+                    return {"hosted": False, "reason": "graphd sees another installed model (LAMINA_HOME)"}
+                ctx.ws = dataclasses.replace(ctx.ws, store_dir=Path(store))
+                if ctx.model_digest:
+                    try:
+                        ctx.shared_embedder = self.shared_embedder(ctx.model_digest)
+                    except LaminaError as err:
+                        return {"hosted": False, "reason": f"graphd cannot load the model: {err.message}"}
+                try:
+                    stats = ensure_fresh(ctx, force=force, reset=reset)
+                except BuildCancelled:
+                    log.info("build of %s cancelled: its client disconnected", ctx.identity.label)
+                    raise LaminaError("LAMINA_INTERRUPTED", "the build was cancelled") from None
+                return {"hosted": True, "stats": stats}
+            finally:
+                self.lock.release()
+        finally:
+            self.active.discard(cancelled)
+            stop_watching()
