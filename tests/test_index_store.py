@@ -33,7 +33,33 @@ def _activate(store: IndexStore, gen: str, identity: str, ids: list[str]) -> Non
 
 
 def _count(store: IndexStore, table: str) -> int:
+    if table == "Embedding":  # small uploads wait in RecentEmbedding until graphd folds them in
+        return sum(
+            int(store._scalar(f"MATCH (x:{t}) RETURN count(*)")) for t in ("Embedding", "RecentEmbedding")
+        )
     return int(store._scalar(f"MATCH (x:{table}) RETURN count(*)"))
+
+
+def test_small_uploads_wait_in_recent_embeddings_and_fold_without_changing_documents(
+    store: IndexStore,
+) -> None:
+    from lamina.constants import RECENT_EMBEDDINGS_MAX_ROWS
+
+    small = synthetic_versions(5, seed=3, prefix="small")
+    store.put_versions(small)
+    assert store._scalar("MATCH (x:RecentEmbedding) RETURN count(*)") == 5
+    assert store._scalar("MATCH (x:Embedding) RETURN count(*)") == 0
+    ids = small.column("id").to_pylist()
+    before = store.documents(ids).sort_by("id")
+    assert before.column("vector").null_count == 0
+    assert store.fold_recent_embeddings() == 5 and store.fold_recent_embeddings() == 0
+    assert store._scalar("MATCH (x:RecentEmbedding) RETURN count(*)") == 0
+    assert store.documents(ids).sort_by("id").equals(before)
+    big = synthetic_versions(RECENT_EMBEDDINGS_MAX_ROWS + 1, seed=4, prefix="big")
+    store.put_versions(big)  # a large upload goes straight to the main table
+    assert store._scalar("MATCH (x:Embedding) RETURN count(*)") == 5 + RECENT_EMBEDDINGS_MAX_ROWS + 1
+    again = synthetic_versions(5, seed=3, prefix="small")  # same texts and keys: nothing new to store
+    assert store.put_versions(again) == 0
 
 
 @pytest.mark.parametrize("full", [True, False])

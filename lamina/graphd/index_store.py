@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lamina.constants import RETRIEVAL_SCHEMA_VERSION
+from lamina.constants import RECENT_EMBEDDINGS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
 from lamina.errors import LaminaError
 from lamina.index.membership import is_version_id, membership_digest
 
@@ -36,6 +36,8 @@ SCHEMA = [
     # Vectors are raw little-endian float32 BLOBs: 30% faster to COPY and 2.5x faster to read than FLOAT[],
     # and FLOAT[384] crashes real_ladybug 0.15.3 on COPY (bench/graphd.py, docs/architecture.md).
     "CREATE NODE TABLE IF NOT EXISTS Embedding(key STRING PRIMARY KEY, vector BLOB)",
+    # Small uploads land here first (see RECENT_EMBEDDINGS_MAX_ROWS); a key is in one of the two tables.
+    "CREATE NODE TABLE IF NOT EXISTS RecentEmbedding(key STRING PRIMARY KEY, vector BLOB)",
     "CREATE NODE TABLE IF NOT EXISTS DocVersion(id STRING PRIMARY KEY, kind STRING, path STRING, "
     "symbol STRING, symbol_kind STRING, language STRING, start_line INT64, end_line INT64, part INT64, "
     "text_digest STRING, emb_key STRING, meta STRING)",
@@ -178,7 +180,10 @@ class IndexStore:
                 text_rows.setdefault(d, t)
         emb_keys = table.column("emb_key").to_pylist()
         vectors = table.column("vector")
-        have_emb = self._existing("Embedding", "key", sorted({k for k in emb_keys if k}))
+        wanted_keys = sorted({k for k in emb_keys if k})
+        have_emb = self._existing("Embedding", "key", wanted_keys) | self._existing(
+            "RecentEmbedding", "key", wanted_keys
+        )
         emb_idx: dict[str, int] = {}
         for i, k in enumerate(emb_keys):
             if k and k not in have_emb:
@@ -195,7 +200,8 @@ class IndexStore:
             if emb_idx:
                 idx = list(emb_idx.values())
                 e = pa.table({"key": list(emb_idx), "vector": vectors.take(idx).cast(pa.binary())})
-                self.conn.execute("COPY Embedding FROM $t", {"t": e})
+                target = "RecentEmbedding" if len(idx) <= RECENT_EMBEDDINGS_MAX_ROWS else "Embedding"
+                self.conn.execute(f"COPY {target} FROM $t", {"t": e})
             v = table.select(list(VERSION_COLUMNS))
             self.conn.execute("COPY DocVersion FROM $t", {"t": v})
         kinds = self._version_kinds()
@@ -401,10 +407,15 @@ class IndexStore:
                 self.conn.execute("MATCH (v:DocVersion) WHERE v.id IN $ids DELETE v", {"ids": ids})
             texts = self._unreferenced("Text", "digest", "text_digest", {r[1] for r in dead}, full)
             embs = self._unreferenced("Embedding", "key", "emb_key", {r[2] for r in dead if r[2]}, full)
+            recent = self._unreferenced(
+                "RecentEmbedding", "key", "emb_key", {r[2] for r in dead if r[2]}, full
+            )
             if texts:
                 self.conn.execute("MATCH (t:Text) WHERE t.digest IN $ids DELETE t", {"ids": texts})
-            if embs:
-                self.conn.execute("MATCH (e:Embedding) WHERE e.key IN $ids DELETE e", {"ids": embs})
+            for table, keys in (("Embedding", embs), ("RecentEmbedding", recent)):
+                if keys:
+                    self.conn.execute(f"MATCH (e:{table}) WHERE e.key IN $ids DELETE e", {"ids": keys})
+            embs = sorted(set(embs) | set(recent))
             stats.update(texts=len(texts), embeddings=len(embs))
         if self._kinds is not None:
             for row in dead:
@@ -428,15 +439,28 @@ class IndexStore:
         }
         return sorted(candidates - referenced)
 
+    def fold_recent_embeddings(self) -> int:
+        """Move RecentEmbedding rows into Embedding (graphd does it when idle, off any build's path)."""
+        recent = self.conn.execute(
+            "MATCH (r:RecentEmbedding) RETURN r.key AS key, r.vector AS vector"
+        ).get_as_arrow()
+        if recent.num_rows == 0:
+            return 0
+        table = pa.table({"key": recent.column("key"), "vector": recent.column("vector").cast(pa.binary())})
+        with self.transaction():
+            self.conn.execute("COPY Embedding FROM $t", {"t": table})
+            self.conn.execute("MATCH (r:RecentEmbedding) DELETE r")
+        return int(table.num_rows)
+
     # --- reads for retrieval ---------------------------------------------------------------------
     def documents(self, version_ids: Sequence[str]) -> pa.Table:
         """The given versions with their text and (possibly null) embedding, in no particular order."""
         result = self.conn.execute(
             "UNWIND $ids AS i MATCH (v:DocVersion {id: i}) MATCH (t:Text {digest: v.text_digest}) "
-            "OPTIONAL MATCH (e:Embedding {key: v.emb_key}) "
+            "OPTIONAL MATCH (e:Embedding {key: v.emb_key}) OPTIONAL MATCH (r:RecentEmbedding {key: v.emb_key}) "
             "RETURN v.id AS id, v.kind AS kind, v.path AS path, v.symbol AS symbol, v.symbol_kind AS symbol_kind, "
             "v.language AS language, v.start_line AS start_line, v.end_line AS end_line, v.part AS part, "
-            "v.meta AS meta, t.text AS text, e.vector AS vector",
+            "v.meta AS meta, t.text AS text, coalesce(e.vector, r.vector) AS vector",
             {"ids": list(version_ids)},
         )
         return result.get_as_arrow()

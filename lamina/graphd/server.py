@@ -293,6 +293,10 @@ class GraphDaemon:
                 log.exception("garbage collection failed")
                 stats = {}
             self.gc_due = bool(stats.get("skipped"))  # a pending build blocks collection: retry later
+            try:
+                stats["recent_embeddings_folded"] = self.index.fold_recent_embeddings()
+            except Exception:
+                log.exception("folding recent embeddings failed")
             log.info("garbage collection: %s", stats)
             try:  # fold the write-ahead log into the database now, not inside the next build's commit
                 self.connections[1].execute("CHECKPOINT")
