@@ -1,6 +1,8 @@
 """The `lamina` command: argument parsing, output (human or --json) and exit statuses.
 
-Imports of heavy modules stay inside the command functions so that a no-op answers fast.
+Imports of heavy modules stay inside the command functions so that a no-op answers fast, and this module
+imports only `sys` before it knows the command: `prepare --check` and `hook run` first try the quick check
+(lamina/index/freshness.py), which answers "fresh" in little more than the time of `git status`.
 Each domain registers its own subcommands through a `register(subparsers)` function; a command
 function takes the parsed args and returns either an int exit status or a dict (printed as JSON with
 --json, or rendered by the command's own `render` when given).
@@ -8,19 +10,20 @@ function takes the parsed args and returns either an int exit status or a dict (
 
 from __future__ import annotations
 
-import argparse
-import json
 import sys
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lamina.errors import LaminaError
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Callable
 
-Handler = Callable[[argparse.Namespace], Any]
+    Handler = Callable[[argparse.Namespace], Any]
 
 
 def emit(args: argparse.Namespace, payload: dict[str, Any], human: str) -> None:
     """Print the JSON payload with --json, the human rendering otherwise."""
+    import json
+
     if getattr(args, "json", False):
         sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
     else:
@@ -50,6 +53,8 @@ def selected_group(argv: list[str]) -> str | None:
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    import argparse
+
     selected = selected_group(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="lamina",
@@ -67,7 +72,48 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def quick_answer(argv: list[str]) -> int | None:
+    """`work prepare TASK --check [--json]` and `hook run` when the quick check proves the index fresh
+    (exit 0, the same output as the full path); None sends the command down the full path."""
+    import os
+
+    rest = argv[2:]
+    positional = [a for a in rest if not a.startswith("-")]
+    flags = {a for a in rest if a.startswith("-")}
+    check = (
+        argv[:2] == ["work", "prepare"]
+        and len(positional) == 1
+        and "--check" in flags
+        and flags <= {"--check", "--json"}
+        and len(rest) == len(positional) + len(flags)
+    )
+    hook = argv == ["hook", "run"]
+    if not (check or hook):
+        return None
+    from lamina.index.freshness import quick_check
+
+    label = quick_check(os.getcwd())
+    if label is None:
+        return None
+    if hook:
+        sys.stderr.write("index is fresh; nothing to build\n")
+    elif "--json" in argv:
+        import json
+
+        sys.stdout.write(json.dumps({"fresh": True, "identity": label}, indent=2) + "\n")
+    else:
+        sys.stdout.write(f"index is fresh for {label}\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    quick = quick_answer(sys.argv[1:] if argv is None else argv)
+    if quick is not None:
+        return quick
+    import json
+
+    from lamina.errors import LaminaError
+
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)

@@ -17,7 +17,8 @@ from doit.tools import config_changed
 
 from lamina.index import worker
 from lamina.index.context import BuildContext
-from lamina.index.manifest import FINGERPRINT_FILE, read_json
+from lamina.index.freshness import FINGERPRINT_FILE
+from lamina.index.manifest import read_json
 from lamina.index.worker import WORKFLOWS, shard_names
 
 

@@ -92,6 +92,37 @@ def test_noop_check_imports_neither_doit_nor_the_model(repo: Path) -> None:
     assert not {"doit", "onnxruntime", "tree_sitter", "real_ladybug"} & imported
 
 
+def _check(repo: Path, *extra: str) -> tuple[int, str, set[str]]:
+    """`prepare --check`: exit status, stdout, and the modules it imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lamina.cli", "work", "prepare", "x", "--check", *extra],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        env=os.environ,
+    )
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    return proc.returncode, proc.stdout, imported
+
+
+def test_the_quick_check_answers_fresh_like_the_full_check(repo: Path) -> None:
+    prepare(repo)
+    status_, out, imported = _check(repo, "--json")
+    assert status_ == 0 and json.loads(out) == {"fresh": True, "identity": f"main@{repo.resolve()}"}
+    assert "lamina.index.build" not in imported and "subprocess" not in imported  # the quick path answered
+    # A change the index does not read (an excluded path): the quick key differs, the full check still says
+    # fresh and records the new quick key, so the next check is quick again.
+    (repo / "product" / "notes.txt").write_text("not indexed\n")
+    status_, out, imported = _check(repo)
+    assert status_ == 0 and out.startswith("index is fresh") and "lamina.index.build" in imported
+    status_, out, imported = _check(repo)
+    assert status_ == 0 and out.startswith("index is fresh") and "lamina.index.build" not in imported
+    # An indexed change is never answered by the quick path.
+    (repo / "src" / "refunds.py").write_text("def refund_all():\n    return 0\n")
+    status_, out, imported = _check(repo)
+    assert status_ == 1 and out.startswith("index is stale") and "lamina.index.build" in imported
+
+
 def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:
     prepare(repo)
     path = repo / "src/refunds.py"

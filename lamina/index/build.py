@@ -19,8 +19,8 @@ from typing import Any
 from lamina.config import load_config
 from lamina.errors import LaminaError
 from lamina.index.context import BuildContext
+from lamina.index.freshness import FINGERPRINT_FILE, quick_key
 from lamina.index.manifest import (
-    FINGERPRINT_FILE,
     LAST_BUILD_FILE,
     LAST_FAILURE_FILE,
     fingerprint,
@@ -29,6 +29,7 @@ from lamina.index.manifest import (
 )
 from lamina.index.progress import Progress
 from lamina.repo.git import identity_for, locate, working_state
+from lamina.runtime.paths import current_pointer
 from lamina.workspace import ensure_dirs, workspace_for
 
 _held_locks: dict[str, int] = {}
@@ -62,18 +63,33 @@ def context_for(
     state = working_state(location.root)
     identity = identity_for(location, state)
     model_digest = runtime_digest(allow_lexical)
+    pointer = str(current_pointer())
+    quick = quick_key(
+        str(location.root),
+        str(location.common_dir),
+        state.status_digest,
+        state.changed,
+        config.graph.paths,
+        pointer,
+    )
     return BuildContext(
         ws=ws, config=config, identity=identity, state=state, model_digest=model_digest,
-        fingerprint=fingerprint(location.root, state, identity, config, model_digest),
+        fingerprint=fingerprint(location.root, state, identity, config, model_digest), quick=quick, pointer=pointer,
         require_cached=require_cached, progress=progress or Progress(quiet=quiet),
         hosted=hosted,
     )  # fmt: skip
 
 
 def is_fresh(ctx: BuildContext) -> bool:
-    """True when the last activation for this identity was built from exactly the current inputs."""
+    """True when the last activation for this identity was built from exactly the current inputs. When it
+    was, the quick key of this working tree is recorded too, so the next check can take the quick path."""
     recorded = read_json(ctx.build_dir / FINGERPRINT_FILE)
-    return bool(recorded and recorded.get("fingerprint") == ctx.fingerprint)
+    fresh = bool(recorded and recorded.get("fingerprint") == ctx.fingerprint)
+    if fresh and recorded and recorded != ctx.fingerprint_record(recorded.get("generation")):
+        write_json_atomic(
+            ctx.build_dir / FINGERPRINT_FILE, ctx.fingerprint_record(recorded.get("generation"))
+        )
+    return fresh
 
 
 def hold_lock(ctx: BuildContext, wait: bool = True) -> None:
@@ -237,6 +253,7 @@ def _hosted_build(ctx: BuildContext, force: bool, reset: bool) -> tuple[bool, di
             worktree=str(ctx.ws.root),
             store=str(ctx.ws.store_dir),
             model_digest=ctx.model_digest,
+            fingerprint=ctx.fingerprint,
             force=force,
             reset=reset,
             require_cached=ctx.require_cached,

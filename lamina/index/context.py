@@ -25,6 +25,8 @@ class BuildContext:
     state: WorkingState
     model_digest: str  # "" for a lexical-only build
     fingerprint: str
+    quick: str = ""  # the no-op path's quick key of the same working tree (lamina/index/freshness.py)
+    pointer: str = ""  # the runtime pointer file the quick key covers
     require_cached: bool = False
     progress: Progress = field(default_factory=Progress)
     stats: dict[str, Any] = field(default_factory=dict)
@@ -58,6 +60,17 @@ class BuildContext:
             if self._embedder.info.model_digest != self.model_digest:
                 raise LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "the runtime changed during the build")
         return self._embedder
+
+    def fingerprint_record(self, generation: str | None) -> dict[str, Any]:
+        """What the fingerprint file holds: the full fingerprint and what the quick check needs."""
+        return {
+            "fingerprint": self.fingerprint,
+            "generation": generation,
+            "quick": self.quick,
+            "graph_paths": list(self.config.graph.paths),
+            "pointer": self.pointer,
+            "label": self.identity.label,
+        }
 
     @property
     def lexical_only(self) -> bool:

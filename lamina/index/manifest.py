@@ -23,7 +23,6 @@ from lamina.config import Config
 from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION
 from lamina.repo.git import Identity, WorkingState, digest_paths
 
-FINGERPRINT_FILE = "fingerprint.json"
 ACTIVE_FILE = "active.json"
 LAST_BUILD_FILE = "last_build.json"
 LAST_FAILURE_FILE = "last_failure.json"

@@ -24,9 +24,9 @@ from lamina.constants import (
 )
 from lamina.errors import LaminaError
 from lamina.index.context import BuildContext
+from lamina.index.freshness import FINGERPRINT_FILE
 from lamina.index.manifest import (
     ACTIVE_FILE,
-    FINGERPRINT_FILE,
     Manifest,
     read_json,
     source_revision,
@@ -391,9 +391,7 @@ def step_generation(ctx: BuildContext) -> None:
         ctx.path(ACTIVE_FILE),
         {"generation": result["generation"], "manifest": manifest, "digest": result["digest"]},
     )
-    write_json_atomic(
-        ctx.path(FINGERPRINT_FILE), {"fingerprint": ctx.fingerprint, "generation": result["generation"]}
-    )
+    write_json_atomic(ctx.path(FINGERPRINT_FILE), ctx.fingerprint_record(result["generation"]))
 
 
 def active_record(ctx_dir: Path) -> dict[str, Any] | None:

@@ -3,7 +3,6 @@ working-tree state, read with as few git calls as possible (the no-op path depen
 
 from __future__ import annotations
 
-import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,8 @@ from pathlib import Path
 import blake3
 
 from lamina.errors import LaminaError
+from lamina.repo import status
+from lamina.repo.status import STATUS_ARGS, identity_key, parse_location, parse_status
 
 
 def git(repo: Path, *args: str, input_bytes: bytes | None = None) -> bytes:
@@ -39,6 +40,7 @@ class WorkingState:
     head: str  # commit id, or "" before the first commit
     branch: str  # branch name, or "(detached)"
     changed: tuple[str, ...]  # modified, added, deleted, renamed or untracked (not ignored), sorted
+    status_digest: str = ""  # blake3 of git's raw answer (part of the no-op path's quick key)
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class Identity:
 
     @property
     def key(self) -> str:
-        return "i-" + blake3.blake3(f"{self.worktree}\0{self.branch}".encode()).hexdigest()[:20]
+        return identity_key(self.worktree, self.branch)
 
     @property
     def label(self) -> str:
@@ -58,44 +60,18 @@ class Identity:
 
 
 def locate(start: Path) -> RepoLocation:
-    out = git(start, "rev-parse", "--show-toplevel", "--git-common-dir").decode().splitlines()
-    if len(out) != 2:
+    found = parse_location(str(start), git(start, "rev-parse", "--show-toplevel", "--git-common-dir"))
+    if found is None:
         raise LaminaError("LAMINA_NOT_A_REPO", f"{start} is not inside a git worktree")
-    root = Path(out[0]).resolve()
-    common = Path(out[1])
-    if not common.is_absolute():
-        common = (Path(start) / common).resolve()
-    return RepoLocation(root=root, common_dir=common.resolve())
+    return RepoLocation(root=Path(found[0]), common_dir=Path(found[1]))
 
 
 def working_state(root: Path) -> WorkingState:
-    raw = git(root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
-    head, branch = "", "(detached)"
-    changed: list[str] = []
-    entries = raw.split(b"\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i].decode("utf-8", errors="surrogateescape")
-        i += 1
-        if not entry:
-            continue
-        if entry.startswith("# branch.oid "):
-            oid = entry.split(" ", 2)[2]
-            head = "" if oid == "(initial)" else oid
-        elif entry.startswith("# branch.head "):
-            name = entry.split(" ", 2)[2]
-            branch = name if name != "(detached)" else "(detached)"
-        elif entry.startswith("1 "):
-            changed.append(entry.split(" ", 8)[8])
-        elif entry.startswith("2 "):  # rename: the original path follows as the next NUL field
-            changed.append(entry.split(" ", 9)[9])
-            changed.append(entries[i].decode("utf-8", errors="surrogateescape"))
-            i += 1
-        elif entry.startswith("u "):
-            changed.append(entry.split(" ", 10)[10])
-        elif entry.startswith("? "):
-            changed.append(entry[2:])
-    return WorkingState(head=head, branch=branch, changed=tuple(sorted(set(changed))))
+    raw = git(root, *STATUS_ARGS)
+    head, branch, changed = parse_status(raw)
+    return WorkingState(
+        head=head, branch=branch, changed=changed, status_digest=blake3.blake3(raw).hexdigest()
+    )
 
 
 def identity_for(location: RepoLocation, state: WorkingState) -> Identity:
@@ -103,22 +79,4 @@ def identity_for(location: RepoLocation, state: WorkingState) -> Identity:
 
 
 def digest_paths(root: Path, paths: tuple[str, ...]) -> str:
-    """blake3 over (path, content) of each path; a deleted path contributes its name only."""
-    h = blake3.blake3()
-    for rel in paths:
-        h.update(rel.encode("utf-8", errors="surrogateescape") + b"\0")
-        full = root / rel
-        try:
-            if full.is_symlink():
-                h.update(b"L" + os.readlink(full).encode(errors="surrogateescape"))
-            elif full.is_file():
-                h.update(b"F")
-                with open(full, "rb") as fh:
-                    for block in iter(lambda: fh.read(1 << 20), b""):
-                        h.update(block)
-            else:
-                h.update(b"D")
-        except OSError:
-            h.update(b"E")
-        h.update(b"\0")
-    return h.hexdigest()
+    return status.digest_paths(str(root), paths)

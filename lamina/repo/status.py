@@ -1,0 +1,107 @@
+"""Git facts with the standard library and blake3 only: the no-op path (`prepare --check`, the hook)
+imports nothing else, so that answering "nothing changed" costs little more than `git status` itself.
+lamina/repo/git.py builds its typed values on these functions."""
+
+from __future__ import annotations
+
+import os
+
+import blake3
+
+STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
+
+
+def run_git(cwd: str, *args: str) -> bytes | None:
+    """git's stdout, or None when git fails (the caller decides what a failure means). Spawned with
+    os.posix_spawnp rather than subprocess, whose import (selectors, signal, threading) costs more than
+    the git call itself on the no-op path."""
+    read_end, write_end = os.pipe()
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawnp(
+            "git",
+            ["git", "-C", cwd, *args],
+            os.environ,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, devnull, 0),
+                (os.POSIX_SPAWN_DUP2, write_end, 1),
+                (os.POSIX_SPAWN_DUP2, devnull, 2),
+            ],
+        )
+    except OSError:  # no git on PATH
+        os.close(read_end)
+        return None
+    finally:
+        os.close(write_end)
+        os.close(devnull)
+    chunks = []
+    while chunk := os.read(read_end, 1 << 16):
+        chunks.append(chunk)
+    os.close(read_end)
+    _, status = os.waitpid(pid, 0)
+    return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
+
+
+def parse_location(cwd: str, rev_parse: bytes) -> tuple[str, str] | None:
+    """(worktree root, common git dir), both resolved, from `git rev-parse --show-toplevel --git-common-dir`."""
+    lines = rev_parse.decode().splitlines()
+    if len(lines) != 2:
+        return None
+    return os.path.realpath(lines[0]), os.path.realpath(os.path.join(cwd, lines[1]))
+
+
+def parse_status(raw: bytes) -> tuple[str, str, tuple[str, ...]]:
+    """(HEAD commit or "", branch or "(detached)", sorted changed paths) from `git status` with STATUS_ARGS:
+    modified, added, deleted, renamed (both names), unmerged and untracked-but-not-ignored paths."""
+    head, branch = "", "(detached)"
+    changed: list[str] = []
+    entries = raw.split(b"\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i].decode("utf-8", errors="surrogateescape")
+        i += 1
+        if not entry:
+            continue
+        if entry.startswith("# branch.oid "):
+            oid = entry.split(" ", 2)[2]
+            head = "" if oid == "(initial)" else oid
+        elif entry.startswith("# branch.head "):
+            branch = entry.split(" ", 2)[2]
+        elif entry.startswith("1 "):
+            changed.append(entry.split(" ", 8)[8])
+        elif entry.startswith("2 "):  # rename: the original path follows as the next NUL field
+            changed.append(entry.split(" ", 9)[9])
+            changed.append(entries[i].decode("utf-8", errors="surrogateescape"))
+            i += 1
+        elif entry.startswith("u "):
+            changed.append(entry.split(" ", 10)[10])
+        elif entry.startswith("? "):
+            changed.append(entry[2:])
+    return head, branch, tuple(sorted(set(changed)))
+
+
+def identity_key(worktree: str, branch: str) -> str:
+    """The key of a branch in a worktree: each has its own current generation and build directory."""
+    return "i-" + blake3.blake3(f"{worktree}\0{branch}".encode()).hexdigest()[:20]
+
+
+def digest_paths(root: str, paths: tuple[str, ...]) -> str:
+    """blake3 over (path, content) of each path; a deleted path contributes its name only."""
+    h = blake3.blake3()
+    for rel in paths:
+        h.update(rel.encode("utf-8", errors="surrogateescape") + b"\0")
+        full = os.path.join(root, rel)
+        try:
+            if os.path.islink(full):
+                h.update(b"L" + os.readlink(full).encode(errors="surrogateescape"))
+            elif os.path.isfile(full):
+                h.update(b"F")
+                with open(full, "rb") as fh:
+                    for block in iter(lambda: fh.read(1 << 20), b""):
+                        h.update(block)
+            else:
+                h.update(b"D")
+        except OSError:
+            h.update(b"E")
+        h.update(b"\0")
+    return h.hexdigest()
