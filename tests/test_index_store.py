@@ -188,3 +188,32 @@ def test_incremental_ranking_state_equals_a_from_scratch_build(store: IndexStore
     )
     qvec = scratch.matrix[3]
     assert localize(incremental, query, qvec) == localize(scratch, query, qvec)
+
+
+def test_ranking_state_stays_canonical_through_small_edits_and_compaction(
+    store: IndexStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache keeps its rows in canonical order by insertion; a corpus after several one-version edits
+    and a compaction has exactly the rows, order and vectors of one built from scratch."""
+    import lamina.retrieval.service as service
+
+    base = synthetic_versions(80, seed=8, prefix="ledger")
+    store.put_versions(base)
+    ids = base.column("id").to_pylist()
+    _activate(store, "g0", "main", ids)
+    cache = VersionCache()
+    load_state(store, "g0", cache)
+    monkeypatch.setattr(service, "CACHE_SLACK", 1.0)  # compact whenever anything is unused
+    for step in range(4):
+        added = synthetic_versions(1 + step, seed=20 + step, prefix=f"edit{step}")
+        store.put_versions(added)
+        ids = ids[3:] + added.column("id").to_pylist()
+        _activate(store, f"g{step + 1}", "main", ids)
+        state = load_state(store, f"g{step + 1}", cache)
+        cache.compact(set(ids))
+        rows = store.documents(ids).to_pylist()
+        rows.sort(key=lambda r: (r["path"], r["start_line"], r["part"], r["id"]))
+        assert state.chunks.paths == tuple(r["path"] for r in rows)
+        assert state.chunks.starts == tuple(r["start_line"] for r in rows)
+        expected = np.vstack([np.frombuffer(r["vector"], dtype="<f4") for r in rows])
+        assert np.array_equal(state.chunks.matrix, expected)

@@ -3,12 +3,14 @@ select Workflow roots, traverse the graph exactly and localize sources, then ass
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -83,6 +85,10 @@ class VersionCache:
         self.counts: TermCounts | None = None
         self.vectors = np.zeros((0, 0), dtype=np.float32)
         self.has_vector = np.zeros(0, dtype=bool)
+        # Every cached chunk row in canonical order (path, start line, part, id), kept up to date on add:
+        # a generation's corpus is then a mask over it, not a sort of all its rows (~40 ms at 16,700).
+        self.sorted_keys: list[tuple[str, int, int, str]] = []
+        self.order = np.zeros(0, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.ids) + len(self.workflows)
@@ -131,15 +137,33 @@ class VersionCache:
             self.has_vector[:] = False
         self.vectors = np.concatenate([old, block])
         self.has_vector = np.concatenate([self.has_vector, present])
+        self._order_rows(range(first, len(self.ids)))
+
+    def _sort_key(self, row: int) -> tuple[str, int, int, str]:
+        return (self.paths[row], self.starts[row], self.parts[row], self.ids[row])
+
+    def _order_rows(self, new_rows: range) -> None:
+        """Put new rows into the canonical order: by insertion when they are few, else by a full sort."""
+        if len(new_rows) > 64 or not self.sorted_keys:
+            rows = sorted(range(len(self.ids)), key=self._sort_key)
+            self.sorted_keys = [self._sort_key(r) for r in rows]
+            self.order = np.asarray(rows, dtype=np.int64)
+            return
+        order = self.order.tolist()
+        for row in new_rows:
+            key = self._sort_key(row)
+            at = bisect.bisect_left(self.sorted_keys, key)
+            self.sorted_keys.insert(at, key)
+            order.insert(at, row)
+        self.order = np.asarray(order, dtype=np.int64)
 
     def corpus(self, ids: list[str]) -> ChunkCorpus:
         """The chunk corpus of these cached chunk versions, in canonical order (path, start line, part)."""
-        rows = sorted(
-            (self.row_of[i] for i in ids if i in self.row_of),
-            key=lambda r: (self.paths[r], self.starts[r], self.parts[r], self.ids[r]),
-        )
-        order = np.asarray(rows, dtype=np.int64)
-        pick = lambda column: tuple(column[r] for r in rows)  # noqa: E731
+        member = np.zeros(len(self.ids), dtype=bool)
+        member[[self.row_of[i] for i in ids if i in self.row_of]] = True
+        order = self.order[member[self.order]]
+        rows = order.tolist()
+        pick = lambda column: tuple(column[r] for r in rows) if len(rows) < 2 else itemgetter(*rows)(column)  # noqa: E731
         matrix = None
         if rows and self.has_vector[order].all():
             matrix = np.ascontiguousarray(self.vectors[order])
@@ -169,6 +193,8 @@ class VersionCache:
         self.vectors = self.vectors[order]
         self.has_vector = self.has_vector[order]
         self.row_of = {version: r for r, version in enumerate(self.ids)}
+        self.sorted_keys = []
+        self._order_rows(range(len(self.ids)))
 
 
 def load_state(index: Any, generation: str, cache: VersionCache) -> GenerationState:
