@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 3  # bump when chunk, document or index layout changes
+RETRIEVAL_SCHEMA_VERSION = 4  # bump when chunk, document or index layout changes
 CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries change
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5
@@ -51,10 +51,11 @@ PRODUCT_BUFFER_POOL_BYTES = 128 * 1024 * 1024
 # made one small upload in a few take ~0.3 s more. graphd checkpoints the index itself when idle (with
 # garbage collection), and lets a build's commits reach this much WAL first.
 INDEX_CHECKPOINT_THRESHOLD_BYTES = 256 * 1024 * 1024
-# Uploads of at most this many new embeddings go to the small RecentEmbedding table, folded into Embedding
-# when graphd is idle: committing a COPY into a large BLOB table takes ~0.4 s at 17,000 rows on every
-# second or third commit (Ladybug rewrites storage in proportion to the table), ~4 ms into a small one.
-RECENT_EMBEDDINGS_MAX_ROWS = 512
+# Uploads of at most this many new versions go, whole (text and vector inline), to the small RecentVersion
+# table, folded into Text/Embedding/DocVersion when graphd is idle: one COPY into a small table commits in a
+# few ms, where three COPYs into large tables took 50-150 ms (a BLOB table of 17,000 rows: ~0.4 s on every
+# second or third commit, as Ladybug rewrites storage in proportion to the table).
+RECENT_VERSIONS_MAX_ROWS = 512
 
 # --- Ranking -------------------------------------------------------------------------------------
 RRF_K = 60  # reciprocal-rank fusion: score = sum 1 / (RRF_K + rank)

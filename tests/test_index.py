@@ -343,7 +343,8 @@ def test_a_hosted_build_streams_progress_and_keeps_stdout_json(repo: Path) -> No
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["packet_version"] == 5
     assert "embedding chunks:" in proc.stderr and "chunking files:" in proc.stderr
-    assert status(repo)["last_build"]["embedded_by"] == "graphd"  # graphd ran the build, with its model
+    build = status(repo)["last_build"]
+    assert build["hosted"] is True and build["embedded_by"] == "graphd"  # graphd ran it, with its model
 
 
 def test_building_in_process_gives_the_same_generation_digest(repo: Path, tmp_path: Path) -> None:
@@ -354,7 +355,7 @@ def test_building_in_process_gives_the_same_generation_digest(repo: Path, tmp_pa
     assert proc.returncode == 0, proc.stdout + proc.stderr
     st = status(repo)
     assert st["generation"] != hosted["generation"] and st["index_digest"] == hosted["index_digest"]
-    assert st["last_build"]["chunks_embedded"] == 0
+    assert st["last_build"]["chunks_embedded"] == 0 and st["last_build"]["hosted"] is False
 
 
 def test_two_concurrent_prepares(repo: Path) -> None:

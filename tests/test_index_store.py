@@ -33,33 +33,41 @@ def _activate(store: IndexStore, gen: str, identity: str, ids: list[str]) -> Non
 
 
 def _count(store: IndexStore, table: str) -> int:
-    if table == "Embedding":  # small uploads wait in RecentEmbedding until graphd folds them in
-        return sum(
-            int(store._scalar(f"MATCH (x:{t}) RETURN count(*)")) for t in ("Embedding", "RecentEmbedding")
-        )
     return int(store._scalar(f"MATCH (x:{table}) RETURN count(*)"))
 
 
-def test_small_uploads_wait_in_recent_embeddings_and_fold_without_changing_documents(
+def test_small_uploads_wait_in_recent_versions_and_fold_without_changing_documents(
     store: IndexStore,
 ) -> None:
-    from lamina.constants import RECENT_EMBEDDINGS_MAX_ROWS
+    from lamina.constants import RECENT_VERSIONS_MAX_ROWS
 
     small = synthetic_versions(5, seed=3, prefix="small")
     store.put_versions(small)
-    assert store._scalar("MATCH (x:RecentEmbedding) RETURN count(*)") == 5
-    assert store._scalar("MATCH (x:Embedding) RETURN count(*)") == 0
+    assert _count(store, "RecentVersion") == 5
+    assert _count(store, "DocVersion") == _count(store, "Text") == _count(store, "Embedding") == 0
     ids = small.column("id").to_pylist()
     before = store.documents(ids).sort_by("id")
-    assert before.column("vector").null_count == 0
-    assert store.fold_recent_embeddings() == 5 and store.fold_recent_embeddings() == 0
-    assert store._scalar("MATCH (x:RecentEmbedding) RETURN count(*)") == 0
+    assert before.num_rows == 5 and before.column("vector").null_count == 0
+    _activate(store, "g1", "main", ids)  # recent versions are stored versions: activation accepts them
+    assert store.fold_recent_versions() == 5 and store.fold_recent_versions() == 0
+    assert _count(store, "RecentVersion") == 0 and _count(store, "DocVersion") == 5
     assert store.documents(ids).sort_by("id").equals(before)
-    big = synthetic_versions(RECENT_EMBEDDINGS_MAX_ROWS + 1, seed=4, prefix="big")
-    store.put_versions(big)  # a large upload goes straight to the main table
-    assert store._scalar("MATCH (x:Embedding) RETURN count(*)") == 5 + RECENT_EMBEDDINGS_MAX_ROWS + 1
-    again = synthetic_versions(5, seed=3, prefix="small")  # same texts and keys: nothing new to store
-    assert store.put_versions(again) == 0
+    big = synthetic_versions(RECENT_VERSIONS_MAX_ROWS + 1, seed=4, prefix="big")
+    store.put_versions(big)  # a large upload goes straight to the main tables
+    assert _count(store, "RecentVersion") == 0
+    assert _count(store, "DocVersion") == 5 + RECENT_VERSIONS_MAX_ROWS + 1
+    assert store.put_versions(synthetic_versions(5, seed=3, prefix="small")) == 0  # already stored
+
+
+def test_collection_removes_dead_recent_versions(store: IndexStore) -> None:
+    recent = synthetic_versions(6, seed=9, prefix="recent")
+    store.put_versions(recent)
+    ids = recent.column("id").to_pylist()
+    _activate(store, "g1", "main", ids)
+    _activate(store, "g2", "main", ids[:2])
+    stats = store.collect_garbage(full=False)
+    assert stats["versions"] == 4 and _count(store, "RecentVersion") == 2
+    assert store.documents(ids[:2]).num_rows == 2
 
 
 @pytest.mark.parametrize("full", [True, False])
@@ -68,6 +76,7 @@ def test_superseded_generations_and_unreferenced_content_are_collected(store: In
     new = synthetic_versions(30, seed=2, prefix="new")
     store.put_versions(old)
     store.put_versions(new)
+    assert store.fold_recent_versions() == 70  # as graphd does when idle: collect from the main tables
     old_ids = old.column("id").to_pylist()
     _activate(store, "g1", "main", old_ids)
     _activate(store, "g2", "main", old_ids[:10] + new.column("id").to_pylist())
@@ -88,6 +97,7 @@ def test_only_a_full_sweep_collects_uploads_of_builds_that_never_activated(store
     )
     store.put_versions(kept)
     store.put_versions(orphans)  # uploaded by a build that died before declaring members
+    store.fold_recent_versions()
     _activate(store, "g1", "main", kept.column("id").to_pylist())
     assert store.collect_garbage(full=False)["versions"] == 0
     assert store.collect_garbage(full=True) == {"generations": 0, "versions": 5, "texts": 5, "embeddings": 5}
@@ -102,7 +112,7 @@ def test_nothing_is_collected_while_a_build_is_pending(store: IndexStore) -> Non
     _activate(store, "g1", "main", ids[:10])
     store.begin("g2", "main", {"graph_version": "g"}, 20, membership_digest(ids)[1])
     assert store.collect_garbage() == {"skipped": 1}
-    assert _count(store, "DocVersion") == 20  # the pending build's uploads are kept
+    assert _count(store, "DocVersion") + _count(store, "RecentVersion") == 20  # the pending build's uploads
 
 
 def test_schema_version_mismatch_is_refused(tmp_path: Path) -> None:
@@ -142,9 +152,9 @@ def test_a_failed_statement_in_a_transaction_is_an_error_not_a_storage_failure(s
     store.put_versions(synthetic_versions(2))
     with pytest.raises(RuntimeError), store.transaction():  # Ladybug rolls back by itself here
         store.conn.execute("UNWIND [[1]] AS r CREATE (:Text {digest: r[0], text: 'x'})")
-    assert _count(store, "Text") == 2
+    assert _count(store, "RecentVersion") == 2
     store.put_versions(synthetic_versions(2, seed=9, prefix="z"))  # the handle still works
-    assert _count(store, "Text") == 4
+    assert _count(store, "RecentVersion") == 4
 
 
 def test_incremental_ranking_state_equals_a_from_scratch_build(store: IndexStore) -> None:

@@ -142,8 +142,8 @@ class BuildHost:
                     raise LaminaError("LAMINA_PROTOCOL", f"{worktree} is not a worktree of this repository")
                 if ctx.model_digest != model_digest:
                     return {"hosted": False, "reason": "graphd sees another installed model (LAMINA_HOME)"}
-                if ctx.fingerprint != header.get("fingerprint"):  # another Lamina version, or a newer edit
-                    return {"hosted": False, "reason": "graphd computes another fingerprint of the inputs"}
+                if ctx.quick != header.get("quick"):  # another Lamina version, or an edit that landed since
+                    return {"hosted": False, "reason": "graphd sees the working tree differently"}
                 ctx.ws = dataclasses.replace(ctx.ws, store_dir=Path(store))
                 if ctx.model_digest:
                     try:

@@ -26,7 +26,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lamina.constants import RECENT_EMBEDDINGS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
+from lamina.constants import RECENT_VERSIONS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
 from lamina.errors import LaminaError
 from lamina.index.membership import is_version_id, membership_digest
 
@@ -36,11 +36,14 @@ SCHEMA = [
     # Vectors are raw little-endian float32 BLOBs: 30% faster to COPY and 2.5x faster to read than FLOAT[],
     # and FLOAT[384] crashes real_ladybug 0.15.3 on COPY (bench/graphd.py, docs/architecture.md).
     "CREATE NODE TABLE IF NOT EXISTS Embedding(key STRING PRIMARY KEY, vector BLOB)",
-    # Small uploads land here first (see RECENT_EMBEDDINGS_MAX_ROWS); a key is in one of the two tables.
-    "CREATE NODE TABLE IF NOT EXISTS RecentEmbedding(key STRING PRIMARY KEY, vector BLOB)",
     "CREATE NODE TABLE IF NOT EXISTS DocVersion(id STRING PRIMARY KEY, kind STRING, path STRING, "
     "symbol STRING, symbol_kind STRING, language STRING, start_line INT64, end_line INT64, part INT64, "
     "text_digest STRING, emb_key STRING, meta STRING)",
+    # Small uploads land here whole (see RECENT_VERSIONS_MAX_ROWS) until graphd folds them into the three
+    # tables above; a version id is in DocVersion or here, never both.
+    "CREATE NODE TABLE IF NOT EXISTS RecentVersion(id STRING PRIMARY KEY, kind STRING, path STRING, "
+    "symbol STRING, symbol_kind STRING, language STRING, start_line INT64, end_line INT64, part INT64, "
+    "text_digest STRING, emb_key STRING, meta STRING, text STRING, vector BLOB)",
     "CREATE NODE TABLE IF NOT EXISTS Generation(id STRING PRIMARY KEY, identity STRING, state STRING, "
     "manifest STRING, expected_count INT64, expected_digest STRING, committed_count INT64, "
     "committed_digest STRING, created DOUBLE, activated DOUBLE, failure STRING, members STRING, "
@@ -152,7 +155,11 @@ class IndexStore:
     # --- content ---------------------------------------------------------------------------------
     def _version_kinds(self) -> dict[str, str]:
         if self._kinds is None:
-            self._kinds = {r[0]: r[1] for r in self._rows("MATCH (v:DocVersion) RETURN v.id, v.kind")}
+            self._kinds = {
+                r[0]: r[1]
+                for table in ("DocVersion", "RecentVersion")
+                for r in self._rows(f"MATCH (v:{table}) RETURN v.id, v.kind")
+            }
         return self._kinds
 
     def missing_versions(self, ids: Sequence[str]) -> list[str]:
@@ -171,42 +178,75 @@ class IndexStore:
             return 0
         mask = pa.array([i in new_ids for i in ids])
         table = table.filter(mask)
+        emb_keys = table.column("emb_key").to_pylist()
+        vectors = table.column("vector")
+        if table.column("text").null_count:
+            raise LaminaError("LAMINA_PROTOCOL", "a new version must bring its text")
+        # A vector may be left out only when the Embedding table has it (never the worker's case).
+        unsent = sorted({k for i, k in enumerate(emb_keys) if k and not vectors[i].is_valid})
+        if unsent:
+            self.fold_recent_versions()  # so that a vector only a recent version carries is found below
+        missing_vectors = set(unsent) - self._existing("Embedding", "key", unsent)
+        if missing_vectors:
+            raise LaminaError(
+                "LAMINA_PROTOCOL",
+                f"{len(missing_vectors)} version(s) have an embedding key but no vector, and the store has none",
+            )
+        if table.num_rows <= RECENT_VERSIONS_MAX_ROWS:
+            recent = table.select([*VERSION_COLUMNS, "text"]).append_column(
+                "vector", vectors.cast(pa.binary())
+            )
+            with self.transaction():
+                self.conn.execute("COPY RecentVersion FROM $t", {"t": recent})
+        else:
+            with self.transaction():
+                self._copy_into_main(table)
+        kinds = self._version_kinds()
+        kinds.update(zip(table.column("id").to_pylist(), table.column("kind").to_pylist(), strict=True))
+        return table.num_rows
+
+    def _copy_into_main(self, table: pa.Table) -> None:
+        """COPY versions (with `text` and `vector` columns) into Text, Embedding and DocVersion, adding only
+        the texts and embeddings those tables lack. Call inside a transaction."""
         digests = table.column("text_digest").to_pylist()
         texts = table.column("text").to_pylist()
         have_text = self._existing("Text", "digest", sorted(set(digests)))
         text_rows: dict[str, str] = {}
         for d, t in zip(digests, texts, strict=True):
-            if d not in have_text:
+            if d not in have_text and t is not None:
                 text_rows.setdefault(d, t)
         emb_keys = table.column("emb_key").to_pylist()
         vectors = table.column("vector")
-        wanted_keys = sorted({k for k in emb_keys if k})
-        have_emb = self._existing("Embedding", "key", wanted_keys) | self._existing(
-            "RecentEmbedding", "key", wanted_keys
-        )
+        have_emb = self._existing("Embedding", "key", sorted({k for k in emb_keys if k}))
         emb_idx: dict[str, int] = {}
         for i, k in enumerate(emb_keys):
-            if k and k not in have_emb:
-                if not vectors[i].is_valid:
-                    raise LaminaError(
-                        "LAMINA_PROTOCOL",
-                        f"version {table.column('id')[i]} has an embedding key but no vector",
-                    )
+            if k and k not in have_emb and vectors[i].is_valid:
                 emb_idx.setdefault(k, i)
+        if text_rows:
+            t = pa.table({"digest": list(text_rows), "text": list(text_rows.values())})
+            self.conn.execute("COPY Text FROM $t", {"t": t})
+        if emb_idx:
+            idx = list(emb_idx.values())
+            e = pa.table({"key": list(emb_idx), "vector": vectors.take(idx).cast(pa.binary())})
+            self.conn.execute("COPY Embedding FROM $t", {"t": e})
+        self.conn.execute("COPY DocVersion FROM $t", {"t": table.select(list(VERSION_COLUMNS))})
+
+    def fold_recent_versions(self) -> int:
+        """Move RecentVersion rows into Text, Embedding and DocVersion (graphd does it when idle, off any
+        build's path). Reads are the same before and after."""
+        recent = self.conn.execute(
+            "MATCH (r:RecentVersion) RETURN "
+            + ", ".join(f"r.{c} AS {c}" for c in (*VERSION_COLUMNS, "text", "vector"))
+        ).get_as_arrow()
+        if recent.num_rows == 0:
+            return 0
+        recent = recent.set_column(
+            recent.schema.get_field_index("vector"), "vector", recent.column("vector").cast(pa.binary())
+        )
         with self.transaction():
-            if text_rows:
-                t = pa.table({"digest": list(text_rows), "text": list(text_rows.values())})
-                self.conn.execute("COPY Text FROM $t", {"t": t})
-            if emb_idx:
-                idx = list(emb_idx.values())
-                e = pa.table({"key": list(emb_idx), "vector": vectors.take(idx).cast(pa.binary())})
-                target = "RecentEmbedding" if len(idx) <= RECENT_EMBEDDINGS_MAX_ROWS else "Embedding"
-                self.conn.execute(f"COPY {target} FROM $t", {"t": e})
-            v = table.select(list(VERSION_COLUMNS))
-            self.conn.execute("COPY DocVersion FROM $t", {"t": v})
-        kinds = self._version_kinds()
-        kinds.update(zip(table.column("id").to_pylist(), table.column("kind").to_pylist(), strict=True))
-        return table.num_rows
+            self._copy_into_main(recent)
+            self.conn.execute("MATCH (r:RecentVersion) DELETE r")
+        return int(recent.num_rows)
 
     # --- generations -----------------------------------------------------------------------------
     def begin(self, gen_id: str, identity: str, manifest: dict[str, Any], count: int, digest: str) -> None:
@@ -390,13 +430,21 @@ class IndexStore:
         for gen_id in keep_gens:
             used.update(self.members(gen_id))
         if full:
-            candidates = self._rows("MATCH (v:DocVersion) RETURN v.id, v.text_digest, v.emb_key")
+            candidates = [
+                r
+                for table in ("DocVersion", "RecentVersion")
+                for r in self._rows(f"MATCH (v:{table}) RETURN v.id, v.text_digest, v.emb_key")
+            ]
         else:
             dropped = {version for gen_id in drop for version in self.members(gen_id)} - used
-            candidates = self._rows(
-                "UNWIND $ids AS i MATCH (v:DocVersion {id: i}) RETURN v.id, v.text_digest, v.emb_key",
-                {"ids": sorted(dropped)},
-            )
+            candidates = [
+                r
+                for table in ("DocVersion", "RecentVersion")
+                for r in self._rows(
+                    f"UNWIND $ids AS i MATCH (v:{table} {{id: i}}) RETURN v.id, v.text_digest, v.emb_key",
+                    {"ids": sorted(dropped)},
+                )
+            ]
         dead = [r for r in candidates if r[0] not in used]
         stats = {"generations": len(drop), "versions": len(dead), "texts": 0, "embeddings": 0}
         with self.transaction():
@@ -405,17 +453,13 @@ class IndexStore:
             if dead:
                 ids = [r[0] for r in dead]
                 self.conn.execute("MATCH (v:DocVersion) WHERE v.id IN $ids DELETE v", {"ids": ids})
+                self.conn.execute("MATCH (v:RecentVersion) WHERE v.id IN $ids DELETE v", {"ids": ids})
             texts = self._unreferenced("Text", "digest", "text_digest", {r[1] for r in dead}, full)
             embs = self._unreferenced("Embedding", "key", "emb_key", {r[2] for r in dead if r[2]}, full)
-            recent = self._unreferenced(
-                "RecentEmbedding", "key", "emb_key", {r[2] for r in dead if r[2]}, full
-            )
             if texts:
                 self.conn.execute("MATCH (t:Text) WHERE t.digest IN $ids DELETE t", {"ids": texts})
-            for table, keys in (("Embedding", embs), ("RecentEmbedding", recent)):
-                if keys:
-                    self.conn.execute(f"MATCH (e:{table}) WHERE e.key IN $ids DELETE e", {"ids": keys})
-            embs = sorted(set(embs) | set(recent))
+            if embs:
+                self.conn.execute("MATCH (e:Embedding) WHERE e.key IN $ids DELETE e", {"ids": embs})
             stats.update(texts=len(texts), embeddings=len(embs))
         if self._kinds is not None:
             for row in dead:
@@ -425,42 +469,44 @@ class IndexStore:
     def _unreferenced(self, table: str, key: str, column: str, candidates: set[str], full: bool) -> list[str]:
         """Keys of `table` no remaining DocVersion refers to through `column` (all of them, or among
         `candidates`)."""
+        versions = ("DocVersion", "RecentVersion")  # a recent version may refer to a stored embedding
         if full:
-            referenced = {r[0] for r in self._rows(f"MATCH (v:DocVersion) RETURN DISTINCT v.{column}")}
+            referenced = {
+                r[0] for v in versions for r in self._rows(f"MATCH (v:{v}) RETURN DISTINCT v.{column}")
+            }
             return [r[0] for r in self._rows(f"MATCH (x:{table}) RETURN x.{key}") if r[0] not in referenced]
         if not candidates:
             return []
         referenced = {
             r[0]
+            for v in versions
             for r in self._rows(
-                f"MATCH (v:DocVersion) WHERE v.{column} IN $c RETURN DISTINCT v.{column}",
+                f"MATCH (v:{v}) WHERE v.{column} IN $c RETURN DISTINCT v.{column}",
                 {"c": sorted(candidates)},
             )
         }
         return sorted(candidates - referenced)
 
-    def fold_recent_embeddings(self) -> int:
-        """Move RecentEmbedding rows into Embedding (graphd does it when idle, off any build's path)."""
-        recent = self.conn.execute(
-            "MATCH (r:RecentEmbedding) RETURN r.key AS key, r.vector AS vector"
-        ).get_as_arrow()
-        if recent.num_rows == 0:
-            return 0
-        table = pa.table({"key": recent.column("key"), "vector": recent.column("vector").cast(pa.binary())})
-        with self.transaction():
-            self.conn.execute("COPY Embedding FROM $t", {"t": table})
-            self.conn.execute("MATCH (r:RecentEmbedding) DELETE r")
-        return int(table.num_rows)
-
     # --- reads for retrieval ---------------------------------------------------------------------
     def documents(self, version_ids: Sequence[str]) -> pa.Table:
         """The given versions with their text and (possibly null) embedding, in no particular order."""
-        result = self.conn.execute(
-            "UNWIND $ids AS i MATCH (v:DocVersion {id: i}) MATCH (t:Text {digest: v.text_digest}) "
-            "OPTIONAL MATCH (e:Embedding {key: v.emb_key}) OPTIONAL MATCH (r:RecentEmbedding {key: v.emb_key}) "
-            "RETURN v.id AS id, v.kind AS kind, v.path AS path, v.symbol AS symbol, v.symbol_kind AS symbol_kind, "
+        columns = (
+            "v.id AS id, v.kind AS kind, v.path AS path, v.symbol AS symbol, v.symbol_kind AS symbol_kind, "
             "v.language AS language, v.start_line AS start_line, v.end_line AS end_line, v.part AS part, "
-            "v.meta AS meta, t.text AS text, coalesce(e.vector, r.vector) AS vector",
-            {"ids": list(version_ids)},
+            "v.meta AS meta"
         )
-        return result.get_as_arrow()
+        main = self.conn.execute(
+            "UNWIND $ids AS i MATCH (v:DocVersion {id: i}) MATCH (t:Text {digest: v.text_digest}) "
+            f"OPTIONAL MATCH (e:Embedding {{key: v.emb_key}}) RETURN {columns}, t.text AS text, e.vector AS vector",
+            {"ids": list(version_ids)},
+        ).get_as_arrow()
+        recent = self.conn.execute(
+            "UNWIND $ids AS i MATCH (v:RecentVersion {id: i}) OPTIONAL MATCH (e:Embedding {key: v.emb_key}) "
+            f"RETURN {columns}, v.text AS text, coalesce(v.vector, e.vector) AS vector",
+            {"ids": list(version_ids)},
+        ).get_as_arrow()
+        if recent.num_rows == 0:
+            return main
+        if main.num_rows == 0:
+            return recent
+        return pa.concat_tables([main, recent.cast(main.schema)])

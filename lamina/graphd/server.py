@@ -294,9 +294,9 @@ class GraphDaemon:
                 stats = {}
             self.gc_due = bool(stats.get("skipped"))  # a pending build blocks collection: retry later
             try:
-                stats["recent_embeddings_folded"] = self.index.fold_recent_embeddings()
+                stats["recent_versions_folded"] = self.index.fold_recent_versions()
             except Exception:
-                log.exception("folding recent embeddings failed")
+                log.exception("folding recent versions failed")
             log.info("garbage collection: %s", stats)
             try:  # fold the write-ahead log into the database now, not inside the next build's commit
                 self.connections[1].execute("CHECKPOINT")

@@ -206,6 +206,7 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         "chunks_embedded": ctx.stats.get("chunks_embedded", 0),
         "chunks_reused": ctx.stats.get("chunks_reused", 0),
         "embedded_by": ctx.stats.get("embedded_by"),  # "graphd" (small builds), "worker", or None
+        "hosted": ctx.hosted,  # run by graphd (a hosted build) or by the command's own process
         "workflows": ctx.stats.get("workflows", 0),
         "versions_uploaded": ctx.stats.get("versions_uploaded", 0),
         "generation": ctx.stats.get("generation"),
