@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 4  # bump when chunk, document or index layout changes
+RETRIEVAL_SCHEMA_VERSION = 6  # bump when chunk, document or index layout changes
 CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries change
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5
@@ -51,11 +51,14 @@ PRODUCT_BUFFER_POOL_BYTES = 128 * 1024 * 1024
 # made one small upload in a few take ~0.3 s more. graphd checkpoints the index itself when idle (with
 # garbage collection), and lets a build's commits reach this much WAL first.
 INDEX_CHECKPOINT_THRESHOLD_BYTES = 256 * 1024 * 1024
-# Uploads of at most this many new versions go, whole (text and vector inline), to the small RecentVersion
-# table, folded into Text/Embedding/DocVersion when graphd is idle: one COPY into a small table commits in a
-# few ms, where three COPYs into large tables took 50-150 ms (a BLOB table of 17,000 rows: ~0.4 s on every
-# second or third commit, as Ladybug rewrites storage in proportion to the table).
-RECENT_VERSIONS_MAX_ROWS = 512
+# Uploads of at most this many new versions go, one row each, into the small RecentVersion table (the
+# whole row as one BLOB), folded into Text/Embedding/DocVersion when graphd is idle: a CREATE with a BLOB
+# parameter commits in ~1.5 ms, where every COPY costs 10-35 ms whatever its size, and a COPY into the
+# 17,000-row BLOB table took ~0.4 s on every second or third commit.
+RECENT_VERSIONS_MAX_ROWS = 64
+RECENT_PART_BYTES = (
+    3000  # see RecentVersion in lamina/graphd/index_store.py: larger BLOB values break crash recovery
+)
 
 # --- Ranking -------------------------------------------------------------------------------------
 RRF_K = 60  # reciprocal-rank fusion: score = sum 1 / (RRF_K + rank)

@@ -176,13 +176,15 @@ def test_graphd_embeds_only_small_batches_for_the_model_it_holds(repo: Path) -> 
         assert too_many.value.code == "LAMINA_PROTOCOL"
 
 
-@pytest.mark.parametrize("damage", ["deleted", "older_schema"])
+@pytest.mark.parametrize("damage", ["deleted", "older_schema", "unreplayable_log"])
 def test_a_lost_or_outdated_index_store_is_rebuilt_without_embedding(repo: Path, damage: str) -> None:
     first = prepare(repo)["index"]["generation"]
     data_dir = Path(status(repo)["data_dir"])
     run_lamina("graphd", "stop", cwd=repo)
     if damage == "deleted":
         (data_dir / "index.lbug").unlink()
+    elif damage == "unreplayable_log":  # what a crash can leave (docs/architecture.md, Ladybug traps)
+        (data_dir / "index.lbug.wal").write_bytes(os.urandom(5000))
     else:
         import real_ladybug as lb
 

@@ -227,3 +227,23 @@ def test_ranking_state_stays_canonical_through_small_edits_and_compaction(
         assert state.chunks.starts == tuple(r["start_line"] for r in rows)
         expected = np.vstack([np.frombuffer(r["vector"], dtype="<f4") for r in rows])
         assert np.array_equal(state.chunks.matrix, expected)
+
+
+def test_recent_versions_keep_text_that_looks_like_json_exactly(store: IndexStore) -> None:
+    """Source text is untrusted: through the small-upload path (one CREATE per part of a row, as BLOBs)
+    and after the fold (COPY), text, path and symbol that look like JSON, hold odd bytes or span several
+    parts come back unchanged."""
+    table = synthetic_versions(3, seed=12, prefix="odd")
+    odd = ['{"a": [1, 2], "b": null}', "[1, 2, 3]", '"quoted" \x00 tail ' + "long line of code\n" * 800]
+    table = table.set_column(table.schema.get_field_index("text"), "text", pa.array(odd))
+    table = table.set_column(
+        table.schema.get_field_index("symbol"), "symbol", pa.array(['{"x": 1}', "[]", "null"])
+    )
+    store.put_versions(table)
+    assert _count(store, "RecentVersion") > 3  # the long row is stored in several parts
+    ids = table.column("id").to_pylist()
+    for _ in range(2):  # before and after the fold
+        rows = {r["id"]: r for r in store.documents(ids).to_pylist()}
+        assert [rows[i]["text"] for i in ids] == odd
+        assert [rows[i]["symbol"] for i in ids] == ['{"x": 1}', "[]", "null"]
+        store.fold_recent_versions()

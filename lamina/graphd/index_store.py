@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import importlib.util  # noqa: F401  (real_ladybug needs it imported before Arrow parameters are passed)
 import json
+import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -26,8 +27,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from lamina.constants import RECENT_VERSIONS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
+from lamina.constants import RECENT_PART_BYTES, RECENT_VERSIONS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
 from lamina.errors import LaminaError
+from lamina.graphd import protocol
 from lamina.index.membership import is_version_id, membership_digest
 
 SCHEMA = [
@@ -41,9 +43,12 @@ SCHEMA = [
     "text_digest STRING, emb_key STRING, meta STRING)",
     # Small uploads land here whole (see RECENT_VERSIONS_MAX_ROWS) until graphd folds them into the three
     # tables above; a version id is in DocVersion or here, never both.
-    "CREATE NODE TABLE IF NOT EXISTS RecentVersion(id STRING PRIMARY KEY, kind STRING, path STRING, "
-    "symbol STRING, symbol_kind STRING, language STRING, start_line INT64, end_line INT64, part INT64, "
-    "text_digest STRING, emb_key STRING, meta STRING, text STRING, vector BLOB)",
+    # One row per part of an uploaded row (metadata, text, vector as one Arrow IPC stream, cut into parts
+    # of RECENT_PART_BYTES): a BLOB parameter round-trips exactly, which a string that looks like JSON
+    # does not, and real_ladybug 0.15.3 writes a write-ahead log it cannot replay after a crash when one
+    # BLOB value passed to CREATE exceeds ~3.5 KB (docs/architecture.md, Ladybug traps).
+    "CREATE NODE TABLE IF NOT EXISTS RecentVersion(key STRING PRIMARY KEY, id STRING, seq INT64, kind STRING, "
+    "text_digest STRING, emb_key STRING, part BLOB)",
     "CREATE NODE TABLE IF NOT EXISTS Generation(id STRING PRIMARY KEY, identity STRING, state STRING, "
     "manifest STRING, expected_count INT64, expected_digest STRING, committed_count INT64, "
     "committed_digest STRING, created DOUBLE, activated DOUBLE, failure STRING, members STRING, "
@@ -55,6 +60,19 @@ VERSION_COLUMNS = (
     "id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part",
     "text_digest", "emb_key", "meta",
 )  # fmt: skip
+
+
+_HEX = re.compile(r"[0-9a-f]{16,128}")
+
+
+def _plain_keys(upload: pa.Table) -> bool:
+    """Whether every string a RecentVersion CREATE passes as a parameter is plain (a known kind, hex
+    digests): only such strings are safe outside COPY (docs/architecture.md, Ladybug traps)."""
+    kinds = set(upload.column("kind").to_pylist())
+    digests = upload.column("text_digest").to_pylist() + [
+        k for k in upload.column("emb_key").to_pylist() if k
+    ]
+    return kinds <= {"chunk", "workflow"} and all(isinstance(d, str) and _HEX.fullmatch(d) for d in digests)
 
 
 class StorageFailure(Exception):
@@ -157,8 +175,8 @@ class IndexStore:
         if self._kinds is None:
             self._kinds = {
                 r[0]: r[1]
-                for table in ("DocVersion", "RecentVersion")
-                for r in self._rows(f"MATCH (v:{table}) RETURN v.id, v.kind")
+                for r in self._rows("MATCH (v:DocVersion) RETURN v.id, v.kind")
+                + self._rows("MATCH (v:RecentVersion) WHERE v.seq = 0 RETURN v.id, v.kind")
             }
         return self._kinds
 
@@ -192,12 +210,27 @@ class IndexStore:
                 "LAMINA_PROTOCOL",
                 f"{len(missing_vectors)} version(s) have an embedding key but no vector, and the store has none",
             )
-        if table.num_rows <= RECENT_VERSIONS_MAX_ROWS:
-            recent = table.select([*VERSION_COLUMNS, "text"]).append_column(
-                "vector", vectors.cast(pa.binary())
-            )
+        upload = table.select([*VERSION_COLUMNS, "text"]).append_column("vector", vectors.cast(pa.binary()))
+        if table.num_rows <= RECENT_VERSIONS_MAX_ROWS and not unsent and _plain_keys(upload):
             with self.transaction():
-                self.conn.execute("COPY RecentVersion FROM $t", {"t": recent})
+                for i in range(upload.num_rows):
+                    row = upload.slice(i, 1)
+                    version = row.column("id")[0].as_py()
+                    blob = protocol.encode_table(row)
+                    for seq, start in enumerate(range(0, len(blob), RECENT_PART_BYTES)):
+                        self.conn.execute(
+                            "CREATE (:RecentVersion {key: $key, id: $id, seq: $seq, kind: $kind, "
+                            "text_digest: $d, emb_key: $k, part: $part})",
+                            {
+                                "key": f"{version}/{seq}",
+                                "id": version,
+                                "seq": seq,
+                                "kind": row.column("kind")[0].as_py(),
+                                "d": row.column("text_digest")[0].as_py(),
+                                "k": row.column("emb_key")[0].as_py(),
+                                "part": blob[start : start + RECENT_PART_BYTES],
+                            },
+                        )
         else:
             with self.transaction():
                 self._copy_into_main(table)
@@ -234,15 +267,9 @@ class IndexStore:
     def fold_recent_versions(self) -> int:
         """Move RecentVersion rows into Text, Embedding and DocVersion (graphd does it when idle, off any
         build's path). Reads are the same before and after."""
-        recent = self.conn.execute(
-            "MATCH (r:RecentVersion) RETURN "
-            + ", ".join(f"r.{c} AS {c}" for c in (*VERSION_COLUMNS, "text", "vector"))
-        ).get_as_arrow()
-        if recent.num_rows == 0:
+        recent = self._recent_rows(self._rows("MATCH (r:RecentVersion) RETURN r.id, r.seq, r.part"))
+        if recent is None:
             return 0
-        recent = recent.set_column(
-            recent.schema.get_field_index("vector"), "vector", recent.column("vector").cast(pa.binary())
-        )
         with self.transaction():
             self._copy_into_main(recent)
             self.conn.execute("MATCH (r:RecentVersion) DELETE r")
@@ -432,16 +459,16 @@ class IndexStore:
         if full:
             candidates = [
                 r
-                for table in ("DocVersion", "RecentVersion")
-                for r in self._rows(f"MATCH (v:{table}) RETURN v.id, v.text_digest, v.emb_key")
+                for where in ("DocVersion)", "RecentVersion) WHERE v.seq = 0")
+                for r in self._rows(f"MATCH (v:{where} RETURN v.id, v.text_digest, v.emb_key")
             ]
         else:
             dropped = {version for gen_id in drop for version in self.members(gen_id)} - used
             candidates = [
                 r
-                for table in ("DocVersion", "RecentVersion")
+                for match in ("MATCH (v:DocVersion {id: i})", "MATCH (v:RecentVersion {id: i, seq: 0})")
                 for r in self._rows(
-                    f"UNWIND $ids AS i MATCH (v:{table} {{id: i}}) RETURN v.id, v.text_digest, v.emb_key",
+                    f"UNWIND $ids AS i {match} RETURN v.id, v.text_digest, v.emb_key",
                     {"ids": sorted(dropped)},
                 )
             ]
@@ -500,13 +527,24 @@ class IndexStore:
             f"OPTIONAL MATCH (e:Embedding {{key: v.emb_key}}) RETURN {columns}, t.text AS text, e.vector AS vector",
             {"ids": list(version_ids)},
         ).get_as_arrow()
-        recent = self.conn.execute(
-            "UNWIND $ids AS i MATCH (v:RecentVersion {id: i}) OPTIONAL MATCH (e:Embedding {key: v.emb_key}) "
-            f"RETURN {columns}, v.text AS text, coalesce(v.vector, e.vector) AS vector",
+        parts = self._rows(
+            "UNWIND $ids AS i MATCH (v:RecentVersion) WHERE v.id = i RETURN v.id, v.seq, v.part",
             {"ids": list(version_ids)},
-        ).get_as_arrow()
-        if recent.num_rows == 0:
+        )
+        recent = self._recent_rows(parts)
+        if recent is None:
             return main
-        if main.num_rows == 0:
-            return recent
-        return pa.concat_tables([main, recent.cast(main.schema)])
+        recent = recent.select([f.name for f in main.schema])
+        return pa.concat_tables([main, recent.cast(main.schema)]) if main.num_rows else recent
+
+    @staticmethod
+    def _recent_rows(parts: list[list[Any]]) -> pa.Table | None:
+        """(id, seq, part) rows of RecentVersion as one upload-shaped table (VERSION_COLUMNS, text,
+        vector); None when there are none."""
+        if not parts:
+            return None
+        blobs: dict[str, list[tuple[int, bytes]]] = {}
+        for version, seq, part in parts:
+            blobs.setdefault(version, []).append((seq, part))
+        rows = [b"".join(part for _, part in sorted(pieces)) for pieces in blobs.values()]
+        return pa.concat_tables([protocol.decode_table(row) for row in rows])

@@ -29,7 +29,7 @@ from lamina.constants import (
 )
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
-from lamina.graphd.index_store import StorageFailure
+from lamina.graphd.index_store import IndexStore, StorageFailure
 from lamina.workspace import Workspace, ensure_dirs, open_workspace, read_or_create_secret
 
 log = logging.getLogger("lamina.graphd")
@@ -57,7 +57,6 @@ class GraphDaemon:
         import real_ladybug as lb
 
         from lamina.graph.store import ProductStore
-        from lamina.graphd.index_store import IndexStore
 
         self.ws = ws
         self.key = read_or_create_secret(ws)
@@ -71,24 +70,9 @@ class GraphDaemon:
         self.gc_full = True  # the first collection sweeps everything (uploads of builds that never finished)
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
         self.product_db = lb.Database(str(ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
-        self.index_db = self.open_index_db()
-        self.connections = [lb.Connection(self.product_db), lb.Connection(self.index_db)]
+        self.index_db, index_conn, self.index = self.open_index_store()
+        self.connections = [lb.Connection(self.product_db), index_conn]
         self.product = ProductStore(self.connections[0])
-        try:
-            self.index = IndexStore(self.connections[1])
-        except LaminaError as err:
-            if err.code != "LAMINA_SCHEMA_MISMATCH":
-                raise
-            # The index store is derived data and the content store keeps every chunk and vector, so
-            # replacing it costs a rebuild without embedding, never lost work.
-            log.warning("%s: replacing the derived index store", err.message)
-            self.connections[1].close()
-            self.index_db.close()
-            for stale in ws.index_db.parent.glob(ws.index_db.name + "*"):
-                stale.unlink()
-            self.index_db = self.open_index_db()
-            self.connections[1] = lb.Connection(self.index_db)
-            self.index = IndexStore(self.connections[1])
         abandoned = self.index.abandon_pending("graphd restarted while the generation was pending")
         if abandoned:
             log.info(
@@ -118,14 +102,40 @@ class GraphDaemon:
             "embed": self.op_embed,
         }
 
-    def open_index_db(self) -> Any:
+    def open_index_store(self) -> tuple[Any, Any, IndexStore]:
+        """The index database, a connection and its store. The index store is derived data and the
+        content store keeps every chunk and vector, so one written by another retrieval schema, or one
+        that cannot be opened at all (a write-ahead log real_ladybug cannot replay after a crash), is
+        replaced: that costs `prepare` a rebuild without embedding, never lost work."""
         import real_ladybug as lb
 
-        return lb.Database(
-            str(self.ws.index_db),
-            buffer_pool_size=INDEX_BUFFER_POOL_BYTES,
-            checkpoint_threshold=INDEX_CHECKPOINT_THRESHOLD_BYTES,
-        )
+        def open_db() -> Any:
+            return lb.Database(
+                str(self.ws.index_db),
+                buffer_pool_size=INDEX_BUFFER_POOL_BYTES,
+                checkpoint_threshold=INDEX_CHECKPOINT_THRESHOLD_BYTES,
+            )
+
+        try:
+            db = open_db()
+        except RuntimeError as exc:
+            reason = f"it cannot be opened: {exc}"
+        else:
+            conn = lb.Connection(db)
+            try:
+                return db, conn, IndexStore(conn)
+            except LaminaError as err:
+                if err.code != "LAMINA_SCHEMA_MISMATCH":
+                    raise
+                reason = err.message
+            conn.close()
+            db.close()
+        log.warning("replacing the derived index store (%s)", reason)
+        for stale in self.ws.index_db.parent.glob(self.ws.index_db.name + "*"):
+            stale.unlink()
+        db = open_db()
+        conn = lb.Connection(db)
+        return db, conn, IndexStore(conn)
 
     # --- operations ------------------------------------------------------------------------------
     def op_ping(self, header: dict[str, Any], payload: bytes) -> Reply:
@@ -283,7 +293,7 @@ class GraphDaemon:
 
     def collect_when_idle(self) -> None:
         """Garbage-collect superseded generations once no request has come for GC_IDLE_SECONDS."""
-        if not self.gc_due or time.monotonic() - self.last_activity < GC_IDLE_SECONDS:
+        if not self.gc_due or self.builds.busy or time.monotonic() - self.last_activity < GC_IDLE_SECONDS:
             return
         with self.db_lock:
             try:
