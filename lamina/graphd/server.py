@@ -387,6 +387,9 @@ class GraphDaemon:
         started = time.perf_counter()
         try:
             header = self.builds.run(frame.header, conn, send_progress)
+            then = frame.header.get("then_prepare")
+            if header.get("hosted") and isinstance(then, dict):
+                header["packet"] = self.prepare_after_build(then)
         except LaminaError as err:
             log.info("build failed: %s", err)
             return {"ok": False, **err.to_json()}, b""
@@ -400,6 +403,17 @@ class GraphDaemon:
         finally:
             self.last_activity = time.monotonic()
         return {"ok": True, **header, "server_ms": round((time.perf_counter() - started) * 1000, 3)}, b""
+
+    def prepare_after_build(self, question: dict[str, Any]) -> dict[str, Any] | None:
+        """The packet a client asked for with its build (the fields of a `query.prepare` request), in the
+        same round trip; None (the client then asks with `query.prepare`) when it cannot be answered here."""
+        try:
+            with self.db_lock:
+                packet, _ = self.op_query_prepare(question, b"")
+        except LaminaError as err:
+            log.info("prepare after build: %s", err)
+            return None
+        return packet
 
     def dispatch(self, frame: protocol.Frame) -> Reply:
         op = frame.header.get("op")

@@ -254,21 +254,27 @@ def _invalidate(ctx: BuildContext) -> str | None:
     return invalidated
 
 
-def sync(ctx: BuildContext, force: bool = False, reset: bool = False) -> dict[str, Any] | None:
+def sync(
+    ctx: BuildContext, force: bool = False, reset: bool = False, then_prepare: dict[str, Any] | None = None
+) -> dict[str, Any] | None:
     """Bring this branch/worktree's index up to date. Nothing happens when the quick key says it is fresh;
     otherwise graphd checks the full fingerprint and builds when needed (a hosted build), and this process
     does so itself only when graphd cannot build exactly what it would (another content store, model or
-    view of the working tree) or when LAMINA_BUILD_IN_PROCESS=1 asks for it."""
+    view of the working tree) or when LAMINA_BUILD_IN_PROCESS=1 asks for it. `then_prepare` (the fields of
+    a `query.prepare` request) asks graphd for the packet in the same round trip; it lands in
+    ctx.prepared_packet when graphd could answer it."""
     if not (force or reset) and quick_fresh(ctx):
         return None
     if os.environ.get("LAMINA_BUILD_IN_PROCESS") != "1":  # graphd runs the full check, then builds
-        hosted, stats = _hosted_build(ctx, force, reset)
+        hosted, stats = _hosted_build(ctx, force, reset, then_prepare)
         if hosted:
             return stats
     return ensure_fresh(ctx, force=force, reset=reset)
 
 
-def _hosted_build(ctx: BuildContext, force: bool, reset: bool) -> tuple[bool, dict[str, Any] | None]:
+def _hosted_build(
+    ctx: BuildContext, force: bool, reset: bool, then_prepare: dict[str, Any] | None
+) -> tuple[bool, dict[str, Any] | None]:
     from lamina.graphd.client import connect
 
     def show(text: str) -> None:
@@ -288,9 +294,11 @@ def _hosted_build(ctx: BuildContext, force: bool, reset: bool) -> tuple[bool, di
             require_cached=ctx.require_cached,
             quiet=ctx.progress.quiet,
             tty=ctx.progress.live,
+            then_prepare=then_prepare,
         )
     if not reply.get("hosted"):
         ctx.progress.note(f"building in this process: {reply.get('reason', 'graphd cannot host the build')}")
         return False, None
     stats: dict[str, Any] | None = reply.get("stats")
+    ctx.prepared_packet = reply.get("packet")
     return True, stats

@@ -34,6 +34,7 @@ class BuildContext:
     error: BaseException | None = None
     hosted: bool = False  # run by graphd (lamina.graphd.hosting), not by the client's own process
     shared_embedder: Any = None  # graphd's loaded model, used by a hosted build
+    prepared_packet: dict[str, Any] | None = None  # the packet a hosted build was asked to prepare after it
     _fingerprint: str | None = None
     _store: ContentStore | None = None
     _embedder: Any = None
