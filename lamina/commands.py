@@ -46,11 +46,10 @@ def _query(ctx: Any, op: str, **fields: Any) -> dict[str, Any]:
     """Ask graphd about the current generation. When graphd has none although the fingerprint said the
     index was fresh (its derived store was deleted or replaced after a schema change), rebuild once from
     the content store (nothing is embedded again) and ask again."""
-    from lamina.graphd.client import connect
     from lamina.index.build import sync
 
     def ask() -> dict[str, Any]:
-        with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+        with ctx.graphd() as client:
             return client.call(op, identity=ctx.identity.key, **fields)
 
     try:
@@ -122,12 +121,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> dict[str, Any]:
-    from lamina.graphd.client import connect
     from lamina.index.build import is_fresh
     from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json
 
     ctx = _context(args, allow_lexical=True)
-    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+    with ctx.graphd() as client:
         gen = client.call("gen.status", identity=ctx.identity.key)
     local_failure = read_json(ctx.build_dir / LAST_FAILURE_FILE)
     failures = [f for f in (gen.get("last_failure"), local_failure) if f]

@@ -109,9 +109,7 @@ def _generation_current(ctx: BuildContext) -> bool:
     if not active or not recorded or recorded.get("fingerprint") != ctx.fingerprint:
         return False
     try:
-        from lamina.graphd.client import connect
-
-        with connect(ctx.ws) as client:
+        with ctx.graphd() as client:
             return bool(
                 client.call("gen.status", identity=ctx.identity.key)["generation"] == active["generation"]
             )

@@ -182,3 +182,27 @@ def test_lamina_error_survives_a_context_manager() -> None:
         with guarded():
             raise LaminaError("LAMINA_DISK_FULL", "full")
     assert err.value.code == "LAMINA_DISK_FULL"
+
+
+def test_finding_the_repository_without_git_agrees_with_git(tmp_path: Path) -> None:
+    """The quick check locates the worktree and common dir by walking up; git's own answer must match in
+    a main worktree, a subdirectory and a linked worktree."""
+    import subprocess
+
+    from lamina.repo.status import find_location, parse_location, run_git
+
+    main = tmp_path / "main"
+    (main / "src" / "deep").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(main)], check=True)
+    (main / "a.txt").write_text("a\n")
+    subprocess.run(["git", "-C", str(main), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(main), "-c", "user.email=t@e.st", "-c", "user.name=t", "commit", "-qm", "a"],
+        check=True,
+    )
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(tmp_path / "linked")], check=True)
+    for start in (main, main / "src" / "deep", tmp_path / "linked"):
+        answer = run_git(str(start), "rev-parse", "--show-toplevel", "--git-common-dir")
+        assert answer is not None
+        assert find_location(str(start)) == parse_location(str(start), answer)
+    assert find_location(str(tmp_path)) is None  # not inside a repository

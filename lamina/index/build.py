@@ -136,10 +136,9 @@ def warm_graphd(ctx: BuildContext) -> threading.Thread:
     Failures are ignored here: the generation step connects again and reports them."""
 
     def start() -> None:
-        from lamina.graphd.client import connect
 
         try:
-            connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds).close()
+            ctx.graphd().close()
         except LaminaError:
             pass
 
@@ -245,9 +244,8 @@ def ensure_fresh(ctx: BuildContext, force: bool = False, reset: bool = False) ->
 
 
 def _invalidate(ctx: BuildContext) -> str | None:
-    from lamina.graphd.client import connect
 
-    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+    with ctx.graphd() as client:
         invalidated: str | None = client.call("gen.invalidate", identity=ctx.identity.key)["invalidated"]
     for stale in (ctx.build_dir / FINGERPRINT_FILE, ctx.build_dir / "doit.sqlite3"):
         stale.unlink(missing_ok=True)
@@ -275,13 +273,12 @@ def sync(
 def _hosted_build(
     ctx: BuildContext, force: bool, reset: bool, then_prepare: dict[str, Any] | None
 ) -> tuple[bool, dict[str, Any] | None]:
-    from lamina.graphd.client import connect
 
     def show(text: str) -> None:
         ctx.progress.stream.write(text)
         ctx.progress.stream.flush()
 
-    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+    with ctx.graphd() as client:
         reply = client.call(
             "build",
             on_progress=show,

@@ -15,6 +15,7 @@ from lamina.repo.git import Identity, WorkingState
 from lamina.workspace import Workspace
 
 if TYPE_CHECKING:
+    from lamina.graphd.client import GraphdClient
     from lamina.index.cas import ContentStore
 
 
@@ -52,6 +53,15 @@ class BuildContext:
 
     def path(self, *parts: str) -> Path:
         return self.build_dir.joinpath(*parts)
+
+    def graphd(self) -> GraphdClient:
+        """A connection to this repository's graphd, started when absent — except from a build that graphd
+        hosts, which must never start a second graphd (it would wait for its own lock)."""
+        from lamina.graphd.client import connect
+
+        return connect(
+            self.ws, autostart=not self.hosted, idle_timeout=self.config.graphd.idle_timeout_seconds
+        )
 
     def store(self) -> ContentStore:
         if self._store is None:

@@ -22,7 +22,15 @@ import os
 import blake3
 
 from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION
-from lamina.repo.status import STATUS_ARGS, digest_paths, identity_key, parse_location, parse_status, run_git
+from lamina.repo.status import (
+    STATUS_ARGS,
+    digest_paths,
+    find_location,
+    identity_key,
+    parse_location,
+    parse_status,
+    run_git,
+)
 
 FINGERPRINT_FILE = (
     "fingerprint.json"  # {"fingerprint", "generation", "quick", "graph_paths", "pointer", "label"}
@@ -71,8 +79,10 @@ def quick_key(
 def quick_check(cwd: str) -> str | None:
     """The identity label ("branch@worktree") when the index is certainly fresh; None when this cannot
     tell cheaply (then the full check decides)."""
-    rev_parse = run_git(cwd, "rev-parse", "--show-toplevel", "--git-common-dir")
-    location = parse_location(cwd, rev_parse) if rev_parse is not None else None
+    location = find_location(cwd)
+    if location is None:
+        rev_parse = run_git(cwd, "rev-parse", "--show-toplevel", "--git-common-dir")
+        location = parse_location(cwd, rev_parse) if rev_parse is not None else None
     if location is None:
         return None
     root, common_dir = location

@@ -263,11 +263,10 @@ def _embed(ctx: BuildContext, texts: list[str]) -> Any:
         ctx.stats["embedded_by"] = "graphd"
         return ctx.embedder().embed(texts)
     if ctx.stats.get("to_embed", GRAPHD_EMBED_MAX_TEXTS + 1) <= GRAPHD_EMBED_MAX_TEXTS:
-        from lamina.graphd.client import connect
         from lamina.graphd.protocol import decode_table, vector_rows
 
         try:
-            with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+            with ctx.graphd() as client:
                 payload = client.request("embed", texts=texts, model_digest=ctx.model_digest)[1]
             blobs = decode_table(payload).column("vector").to_pylist()
             if len(blobs) != len(texts):
@@ -336,7 +335,6 @@ def step_generation(ctx: BuildContext) -> None:
     import pyarrow as pa
 
     from lamina.graph.load import read_graph_files
-    from lamina.graphd.client import connect
 
     started = time.monotonic()
     manifest = json.loads(ctx.path("manifest.json").read_text())
@@ -345,7 +343,7 @@ def step_generation(ctx: BuildContext) -> None:
     ids = sorted(where)
     count, digest = membership_digest(ids)
     ctx.progress.finish()
-    with connect(ctx.ws, idle_timeout=ctx.config.graphd.idle_timeout_seconds) as client:
+    with ctx.graphd() as client:
         client.call("graph.import", files=read_graph_files(ctx.ws.root, ctx.config.graph.paths))
         gen = client.call(
             "gen.begin",

@@ -42,6 +42,36 @@ def run_git(cwd: str, *args: str) -> bytes | None:
     return b"".join(chunks) if os.waitstatus_to_exitcode(status) == 0 else None
 
 
+def find_location(cwd: str) -> tuple[str, str] | None:
+    """(worktree root, common git dir) found by walking up from cwd, without running git: a `.git`
+    directory (a main worktree), or a `.git` file naming the worktree's git dir, whose `commondir` file
+    names the common one. None (ask git) when the environment redirects git or the layout is unusual.
+    Callers only use this where a wrong answer costs time, not correctness (the quick check)."""
+    if any(name in os.environ for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+        return None
+    here = os.path.realpath(cwd)
+    while True:
+        dot_git = os.path.join(here, ".git")
+        if os.path.isdir(dot_git):
+            return here, os.path.realpath(dot_git)
+        if os.path.isfile(dot_git):
+            try:
+                with open(dot_git, encoding="utf-8") as fh:
+                    line = fh.read().strip()
+                if not line.startswith("gitdir: "):
+                    return None
+                git_dir = os.path.realpath(os.path.join(here, line[len("gitdir: ") :]))
+                with open(os.path.join(git_dir, "commondir"), encoding="utf-8") as fh:
+                    common = fh.read().strip()
+            except OSError:
+                return None
+            return here, os.path.realpath(os.path.join(git_dir, common))
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
 def parse_location(cwd: str, rev_parse: bytes) -> tuple[str, str] | None:
     """(worktree root, common git dir), both resolved, from `git rev-parse --show-toplevel --git-common-dir`."""
     lines = rev_parse.decode().splitlines()
