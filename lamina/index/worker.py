@@ -286,10 +286,14 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
         _write_if_changed(stamp, "lexical-only\n")
         return
     if ctx.progress.phase != "embedding chunks":
-        total = sum(len(_missing_for(ctx, s)) for s in [*shard_names(), WORKFLOWS] if _embedding_due(ctx, s))
+        due = [s for s in [*shard_names(), WORKFLOWS] if _embedding_due(ctx, s)]
+        ctx.due_embeddings = {s: _missing_for(ctx, s) for s in due}  # each due shard's list, once
+        total = sum(len(missing) for missing in ctx.due_embeddings.values())
         ctx.stats["to_embed"] = total
         ctx.progress.start("embedding chunks", total)
-    missing = _missing_for(ctx, shard)
+    missing = ctx.due_embeddings.pop(shard, None)
+    if missing is None:
+        missing = _missing_for(ctx, shard)
     if missing and ctx.require_cached:
         raise LaminaError("LAMINA_NOT_CACHED", f"{len(missing)} chunk(s) of shard {shard} would be embedded")
     store = ctx.store()
