@@ -347,6 +347,14 @@ def test_a_hosted_build_streams_progress_and_keeps_stdout_json(repo: Path) -> No
     assert "embedding chunks:" in proc.stderr and "chunking files:" in proc.stderr
     build = status(repo)["last_build"]
     assert build["hosted"] is True and build["embedded_by"] == "graphd"  # graphd ran it, with its model
+    # After a one-file edit the chunking total counts the files of the shards that are chunked again.
+    path = repo / "src/refunds.py"
+    path.write_text(path.read_text() + "\n\ndef refund_fee(order):\n    return 1\n")
+    proc = run_lamina("work", "prepare", "capture payment", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    chunking = [line for line in proc.stderr.splitlines() if line.startswith("chunking files:")]
+    done, total = chunking[-1].split()[2].split("/")
+    assert done == total and 0 < int(total) < status(repo)["last_build"]["files_scanned"]
 
 
 def test_building_in_process_gives_the_same_generation_digest(repo: Path, tmp_path: Path) -> None:

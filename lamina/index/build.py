@@ -206,6 +206,7 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         "chunks_reused": ctx.stats.get("chunks_reused", 0),
         "embedded_by": ctx.stats.get("embedded_by"),  # "graphd" (small builds), "worker", or None
         "hosted": ctx.hosted,  # run by graphd (a hosted build) or by the command's own process
+        "embedding_seconds": round(ctx.stats.get("embedding_seconds", 0.0), 3),  # inside the model's calls
         "workflows": ctx.stats.get("workflows", 0),
         "versions_uploaded": ctx.stats.get("versions_uploaded", 0),
         "generation": ctx.stats.get("generation"),

@@ -35,6 +35,7 @@ class BuildContext:
     error: BaseException | None = None
     hosted: bool = False  # run by graphd (lamina.graphd.hosting), not by the client's own process
     shared_embedder: Any = None  # graphd's loaded model, used by a hosted build
+    shards_to_chunk: dict[str, int] = field(default_factory=dict)  # shard -> files, for the progress total
     # (embedding key, text digest) pairs each due shard lacks, listed once when embedding starts
     due_embeddings: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     prepared_packet: dict[str, Any] | None = None  # the packet a hosted build was asked to prepare after it

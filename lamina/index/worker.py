@@ -133,7 +133,8 @@ def step_manifest(ctx: BuildContext) -> None:
     for f in selection.files:
         shards[f"{shard_of(f.path):02d}"].append(f"{f.path}\t{f.blob}\t{f.size}\n")
     for name, lines in shards.items():
-        _write_if_changed(ctx.path("files", f"{name}.tsv"), "".join(lines))
+        if _write_if_changed(ctx.path("files", f"{name}.tsv"), "".join(lines)):
+            ctx.shards_to_chunk[name] = len(lines)  # its chunks task will run: the progress total
 
     graph = load_graph(ctx.ws.root, ctx.config.graph.paths)
     version = graph_version(graph)
@@ -191,7 +192,10 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
     pending: list[tuple[str, list[dict[str, Any]]]] = []
     pending_texts: dict[str, str] = {}
     if ctx.progress.phase != "chunking files":
-        ctx.progress.start("chunking files", ctx.stats.get("files_scanned", 0))
+        ctx.progress.start("chunking files", sum(ctx.shards_to_chunk.values()))
+    if shard not in ctx.shards_to_chunk:  # doit runs it for another reason (e.g. a missing target)
+        ctx.shards_to_chunk[shard] = len(lines)
+        ctx.progress.total += len(lines)
     for line in lines:
         path, blob, _size = line.split("\t")
         language = language_for(path) or "text"
@@ -300,7 +304,11 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
     for i in range(0, len(missing), EMBED_CHUNK):
         batch = missing[i : i + EMBED_CHUNK]
         texts = store.texts([d for _, d in batch])
+        started = time.perf_counter()
         vectors = _embed(ctx, [texts[d] for _, d in batch])
+        ctx.stats["embedding_seconds"] = (
+            ctx.stats.get("embedding_seconds", 0.0) + time.perf_counter() - started
+        )
         store.put_embeddings([k for k, _ in batch], vectors)
         counter = "workflows_embedded" if shard == WORKFLOWS else "chunks_embedded"
         ctx.stats[counter] = ctx.stats.get(counter, 0) + len(batch)
