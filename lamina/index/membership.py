@@ -57,7 +57,5 @@ def is_version_id(value: object) -> bool:
 def membership_digest(version_ids: Iterable[str]) -> tuple[int, str]:
     """(count, digest) over the sorted, de-duplicated version ids of a generation."""
     unique = sorted(set(version_ids))
-    h = blake3.blake3()
-    for vid in unique:
-        h.update(vid.encode() + b"\n")
-    return len(unique), h.hexdigest()
+    # One update of "id\n" for every id: the same bytes (so the same digest) as one update per id, faster.
+    return len(unique), blake3.blake3("".join(f"{vid}\n" for vid in unique).encode()).hexdigest()

@@ -351,8 +351,7 @@ def step_generation(ctx: BuildContext) -> None:
     started = time.monotonic()
     manifest = json.loads(ctx.path("manifest.json").read_text())
     shards = [_read_columns(chunks_file(ctx, shard)) for shard in [WORKFLOWS, *shard_names()]]
-    where = {version: (n, i) for n, columns in enumerate(shards) for i, version in enumerate(columns["id"])}
-    ids = sorted(where)
+    ids = sorted({version for columns in shards for version in columns["id"]})
     count, digest = membership_digest(ids)
     ctx.progress.finish()
     with ctx.graphd() as client:
@@ -370,6 +369,13 @@ def step_generation(ctx: BuildContext) -> None:
             missing: list[str] = []
             for i in range(0, len(ids), 20_000):
                 missing += client.call("index.missing", ids=ids[i : i + 20_000])["missing"]
+            wanted = set(missing)  # where each version to upload sits (a small set after an edit)
+            where = {
+                version: (n, i)
+                for n, columns in enumerate(shards)
+                for i, version in enumerate(columns["id"])
+                if version in wanted
+            }
             ctx.progress.start("uploading versions", len(missing))
             for i in range(0, len(missing), UPLOAD_BATCH_ROWS):
                 batch = [
