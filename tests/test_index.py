@@ -340,6 +340,24 @@ def test_a_killed_client_cancels_its_hosted_build(repo: Path) -> None:
     assert build["chunks_embedded"] == 12 * 41 - done_before_resume
 
 
+def test_stopping_graphd_during_a_hosted_build_cancels_it_cleanly(repo: Path) -> None:
+    """`lamina graphd stop` while graphd builds for a client: the build stops at its next batch, graphd
+    exits after it (the stop waits for that), the client gets a coded error, nothing is activated, and the
+    next run resumes."""
+    first = prepare(repo)["index"]["generation"]
+    proc, db, baseline = _start_bulk_build(repo)
+    assert run_lamina("graphd", "stop", cwd=repo).returncode == 0  # returns once graphd has exited
+    out, _ = proc.communicate(timeout=120)
+    done_before_resume = db.execute("SELECT count(*) FROM embeddings").fetchone()[0] - baseline
+    db.close()
+    assert proc.returncode != 0
+    assert json.loads(out)["error"]["code"] in ("LAMINA_INTERRUPTED", "LAMINA_GRAPHD_UNAVAILABLE")
+    st = status(repo)
+    assert st["generation"] == first and st["fresh"] is False
+    prepare(repo)
+    assert status(repo)["last_build"]["chunks_embedded"] == 12 * 41 - done_before_resume
+
+
 def test_a_hosted_build_streams_progress_and_keeps_stdout_json(repo: Path) -> None:
     proc = run_lamina("work", "prepare", "capture payment", "--json", cwd=repo)
     assert proc.returncode == 0, proc.stderr
