@@ -11,6 +11,10 @@ CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5
 
+# --- On-disk layout (docs/on-disk-layout.md): <git-common-dir>/lamina/builds/<identity>/ -------------
+DATA_DIR_NAME = "lamina"  # under the repository's common git dir
+BUILDS_DIR_NAME = "builds"  # under the data dir: one directory per branch/worktree identity
+
 # --- Runtime models ------------------------------------------------------------------------------
 # The release pin: one immutable revision of the release model (checked at load).
 RELEASE_MODEL_ID = "jinaai/jina-embeddings-v2-base-code"

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import blake3
 
+from lamina.constants import BUILDS_DIR_NAME, DATA_DIR_NAME
 from lamina.errors import LaminaError
 from lamina.repo.git import RepoLocation, locate
 
@@ -67,7 +68,7 @@ class Workspace:
         return self.run_dir / "graphd.log"
 
     def build_dir(self, identity_key: str) -> Path:
-        return self.data_dir / "builds" / identity_key
+        return self.data_dir / BUILDS_DIR_NAME / identity_key
 
 
 def private_dir(path: Path) -> Path:
@@ -87,7 +88,7 @@ def runtime_base() -> Path:
 
 
 def workspace_for(location: RepoLocation, store_override: str | None = None) -> Workspace:
-    data_dir = location.common_dir / "lamina"
+    data_dir = location.common_dir / DATA_DIR_NAME
     store = os.environ.get("LAMINA_STORE") or store_override
     store_dir = Path(store).expanduser() if store else data_dir / "store"
     if not store_dir.is_absolute():

@@ -21,7 +21,7 @@ import os
 
 import blake3
 
-from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION
+from lamina.constants import BUILDS_DIR_NAME, CHUNKER_VERSION, DATA_DIR_NAME, RETRIEVAL_SCHEMA_VERSION
 from lamina.repo.status import (
     STATUS_ARGS,
     digest_paths,
@@ -90,7 +90,8 @@ def quick_check(cwd: str) -> str | None:
     if raw is None:
         return None
     _head, branch, changed = parse_status(raw)
-    record_path = os.path.join(common_dir, "lamina", "builds", identity_key(root, branch), FINGERPRINT_FILE)
+    build_dir = os.path.join(common_dir, DATA_DIR_NAME, BUILDS_DIR_NAME, identity_key(root, branch))
+    record_path = os.path.join(build_dir, FINGERPRINT_FILE)
     try:
         with open(record_path, encoding="utf-8") as fh:
             record = json.load(fh)
