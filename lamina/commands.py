@@ -107,13 +107,11 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             f"index is {'fresh' if fresh else 'stale'} for {ctx.identity.label}",
         )
         return 0 if fresh else STALE_EXIT_STATUS
-    question = {"identity": ctx.identity.key, "task": args.task, "workflow": args.workflow, "fresh": True}
+    question = {"task": args.task, "workflow": args.workflow, "fresh": True}
     stats = sync(ctx, then_prepare=question)
     if not args.json:
         sys.stderr.write(_build_summary(stats) + "\n")
-    packet = ctx.prepared_packet or _query(
-        ctx, "query.prepare", task=args.task, workflow=args.workflow, fresh=True
-    )
+    packet = ctx.prepared_packet or _query(ctx, "query.prepare", **question)
     from lamina.packet import render_packet
 
     emit(args, packet, render_packet(packet))

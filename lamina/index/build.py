@@ -93,12 +93,12 @@ def is_fresh(ctx: BuildContext) -> bool:
     """True when the last activation for this identity was built from exactly the current inputs. When it
     was, the quick key of this working tree is recorded too, so the next check can take the quick path."""
     recorded = read_json(ctx.build_dir / FINGERPRINT_FILE)
-    fresh = bool(recorded and recorded.get("fingerprint") == ctx.fingerprint)
-    if fresh and recorded and recorded != ctx.fingerprint_record(recorded.get("generation")):
-        write_json_atomic(
-            ctx.build_dir / FINGERPRINT_FILE, ctx.fingerprint_record(recorded.get("generation"))
-        )
-    return fresh
+    if not recorded or recorded.get("fingerprint") != ctx.fingerprint:
+        return False
+    current = ctx.fingerprint_record(recorded.get("generation"))
+    if recorded != current:
+        write_json_atomic(ctx.build_dir / FINGERPRINT_FILE, current)
+    return True
 
 
 def hold_lock(ctx: BuildContext, wait: bool = True) -> None:
@@ -136,7 +136,6 @@ def warm_graphd(ctx: BuildContext) -> threading.Thread:
     Failures are ignored here: the generation step connects again and reports them."""
 
     def start() -> None:
-
         try:
             ctx.graphd().close()
         except LaminaError:
@@ -245,7 +244,6 @@ def ensure_fresh(ctx: BuildContext, force: bool = False, reset: bool = False) ->
 
 
 def _invalidate(ctx: BuildContext) -> str | None:
-
     with ctx.graphd() as client:
         invalidated: str | None = client.call("gen.invalidate", identity=ctx.identity.key)["invalidated"]
     for stale in (ctx.build_dir / FINGERPRINT_FILE, ctx.build_dir / "doit.sqlite3"):
@@ -260,8 +258,8 @@ def sync(
     otherwise graphd checks the full fingerprint and builds when needed (a hosted build), and this process
     does so itself only when graphd cannot build exactly what it would (another content store, model or
     view of the working tree) or when LAMINA_BUILD_IN_PROCESS=1 asks for it. `then_prepare` (the fields of
-    a `query.prepare` request) asks graphd for the packet in the same round trip; it lands in
-    ctx.prepared_packet when graphd could answer it."""
+    a `query.prepare` request, without the identity) asks graphd for the packet in the same round trip; it
+    lands in ctx.prepared_packet when graphd could answer it."""
     if not (force or reset) and quick_fresh(ctx):
         return None
     if os.environ.get("LAMINA_BUILD_IN_PROCESS") != "1":  # graphd runs the full check, then builds
@@ -274,7 +272,6 @@ def sync(
 def _hosted_build(
     ctx: BuildContext, force: bool, reset: bool, then_prepare: dict[str, Any] | None
 ) -> tuple[bool, dict[str, Any] | None]:
-
     def show(text: str) -> None:
         ctx.progress.stream.write(text)
         ctx.progress.stream.flush()
@@ -292,7 +289,7 @@ def _hosted_build(
             require_cached=ctx.require_cached,
             quiet=ctx.progress.quiet,
             tty=ctx.progress.live,
-            then_prepare=then_prepare,
+            then_prepare=None if then_prepare is None else {**then_prepare, "identity": ctx.identity.key},
         )
     if not reply.get("hosted"):
         ctx.progress.note(f"building in this process: {reply.get('reason', 'graphd cannot host the build')}")
