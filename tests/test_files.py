@@ -10,7 +10,8 @@ import pytest
 
 from lamina.config import Config, IndexConfig
 from lamina.errors import LaminaError
-from lamina.repo.files import GlobSet, SourceFile, git_blob_id, select_files
+from lamina.repo import files as files_module
+from lamina.repo.files import GlobSet, SourceFile, git_blob_id, reselect_files, select_files
 
 
 def git(repo: Path, *args: str) -> str:
@@ -230,3 +231,64 @@ def test_known_blobs_still_honour_a_smaller_size_limit_and_modified_files(repo: 
     changed = select_files(repo, small_config(), known)
     service = next(f for f in changed.files if f.path == "pkg/service.py")
     assert service.blob == hash_object(repo, "pkg/service.py") and service.blob not in known
+
+
+def _state(repo: Path) -> tuple[str, tuple[str, ...]]:
+    from lamina.repo.git import working_state
+
+    state = working_state(repo)
+    return state.head, state.changed
+
+
+def test_reselection_equals_a_full_selection_through_every_kind_of_change(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """graphd re-decides only the paths git reports changed (or the commits between two HEADs touched);
+    after each change below the result must be exactly a full selection's, and the full listing must
+    not have run (counted) except where the rules changed."""
+    full_listings = []
+    real_candidates = files_module._git_candidates
+
+    def counting(root: Path, paths: object = None) -> object:
+        if paths is None:
+            full_listings.append(root)
+        return real_candidates(root, paths)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files_module, "_git_candidates", counting)
+    files_module._SNAPSHOTS.clear()
+    config = small_config()
+
+    def check(expect_full: bool = False) -> None:
+        before = len(full_listings)
+        head, changed = _state(repo)
+        incremental = reselect_files(repo, config, head, changed)
+        assert len(full_listings) - before == (1 if expect_full else 0)
+        assert incremental == select_files(repo, config)
+
+    check(expect_full=True)  # the first selection in this process lists everything
+    write(repo, "pkg/service.py", "class Service:\n    edited = 1\n")  # a clean file edited
+    check()
+    write(repo, "pkg/service.py", "class Service:\n    pass\n")  # and reverted: clean again
+    check()
+    write(repo, "fresh.bin", b"\0\1\2")  # untracked binary
+    write(repo, "notes.log", "ignored\n")  # untracked, ignored
+    check()
+    write(repo, ".gitignore", "*.log\nnew_module.py\n")  # an ignore rule hides an untracked file
+    check()
+    git(repo, "add", "-A")  # everything staged
+    check()
+    git(repo, "commit", "-q", "-m", "second")  # a new HEAD: the commit's paths are re-decided
+    check()
+    (repo / "docs").mkdir()
+    git(repo, "mv", "README.md", "docs/README.md")  # a staged rename
+    (repo / "pkg/service.py").unlink()  # a deleted tracked file
+    os.symlink("app.py", repo / "app-link.py")  # an untracked symlink inside the repository
+    check()
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "third")
+    git(repo, "checkout", "-q", "-b", "side", "HEAD~2")  # a branch switch: the diff of the two HEADs
+    check()
+    write(repo, "big.txt", "y" * 999)  # under the limit now
+    check()
+    config = small_config(exclude=("pkg/",))  # other rules: a full selection again
+    check(expect_full=True)

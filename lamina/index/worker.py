@@ -7,6 +7,7 @@ content-addressed store (the real results, committed batch by batch so interrupt
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import time
@@ -40,6 +41,7 @@ EMBED_CHUNK = 64
 WORKFLOWS = "workflows"
 
 
+@functools.lru_cache(maxsize=1 << 18)  # graphd shards every selected path on every build it hosts
 def shard_of(path: str) -> int:
     return blake3.blake3(path.encode("utf-8", errors="surrogateescape")).digest()[0] % SHARD_COUNT
 
@@ -125,10 +127,12 @@ def step_manifest(ctx: BuildContext) -> None:
     from lamina.graph.documents import workflow_documents
     from lamina.graph.load import load_graph
     from lamina.graph.version import graph_version
-    from lamina.repo.files import select_files
+    from lamina.repo.files import reselect_files
 
     started = time.monotonic()
-    selection = select_files(ctx.ws.root, ctx.config, _accepted_blobs(ctx))
+    selection = reselect_files(
+        ctx.ws.root, ctx.config, ctx.state.head, ctx.state.changed, known=lambda: _accepted_blobs(ctx)
+    )
     shards: dict[str, list[str]] = {name: [] for name in shard_names()}
     for f in selection.files:
         shards[f"{shard_of(f.path):02d}"].append(f"{f.path}\t{f.blob}\t{f.size}\n")

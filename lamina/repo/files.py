@@ -15,7 +15,7 @@ import re
 import stat
 import subprocess
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,14 +92,115 @@ def select_files(repo_root: Path, config: Config, known: Mapping[str, int] | Non
     `known` maps blob ids that an earlier selection accepted to their sizes: a file whose working tree
     equals such a blob (git says so) is taken without opening it, since every check below depends only
     on its content and size. That is most files of an incremental build (10,000 opens ~0.1 s)."""
-    known = known or {}
-    candidates = _git_candidates(repo_root)
+    return _decide(repo_root, config, _git_candidates(repo_root), known or {}).selection()
+
+
+def reselect_files(
+    repo_root: Path,
+    config: Config,
+    head: str,
+    changed: Sequence[str],
+    known: Callable[[], Mapping[str, int]] | None = None,
+) -> FileSelection:
+    """select_files, re-deciding only the paths that can differ from this process's last selection in
+    this worktree: those that differed from HEAD then or differ now (`changed`: git status, untracked
+    included), plus those the commits between the two HEADs touched. Every other path has HEAD's content
+    both times, so its decision stands. graphd selects on every build it hosts; at 10,000 files this
+    is a few git calls on a handful of paths instead of listing, parsing and deciding all 10,000.
+    Falls back to a full selection (`known` supplies its blob sizes) the first time, after a change of
+    the rules, or when too many paths may differ."""
+    root = str(repo_root)
+    rules = _rules_key(config)
+    last = _SNAPSHOTS.pop(root, None)
+    paths = _paths_to_redecide(repo_root, last, rules, head, changed)
+    if last is None or paths is None:
+        decisions = _decide(repo_root, config, _git_candidates(repo_root), known() if known else {})
+    else:
+        decisions = last.decisions.without(paths)
+        if paths:
+            decisions.update(_decide(repo_root, config, _git_candidates(repo_root, sorted(paths)), {}))
+    _SNAPSHOTS[root] = _Snapshot(
+        head=head, rules=rules, changed=frozenset(changed) | decisions.dirty, decisions=decisions
+    )
+    while len(_SNAPSHOTS) > _SNAPSHOTS_MAX:
+        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
+    return decisions.selection()
+
+
+@dataclass
+class _Decisions:
+    """What a selection decided per path (tracked files missing from the working tree are in neither)."""
+
+    files: dict[str, SourceFile]
+    skipped: dict[str, str]  # path -> reason
+    dirty: set[str]  # selected paths hashed from the working tree (it differed from git's index)
+
+    def without(self, paths: set[str]) -> _Decisions:
+        return _Decisions(
+            files={p: f for p, f in self.files.items() if p not in paths} if paths else dict(self.files),
+            skipped={p: r for p, r in self.skipped.items() if p not in paths},
+            dirty=self.dirty - paths,
+        )
+
+    def update(self, other: _Decisions) -> None:
+        self.files.update(other.files)
+        self.skipped.update(other.skipped)
+        self.dirty |= other.dirty
+
+    def selection(self) -> FileSelection:
+        counts = Counter(self.skipped.values())
+        # Every reason is present (zero or not) so that reports have a stable shape; a plain dict (not a
+        # mappingproxy) so that a selection pickles and serialises to JSON.
+        return FileSelection(
+            files=tuple(self.files[p] for p in sorted(self.files)),
+            skipped={reason: counts[reason] for reason in SKIP_REASONS},
+        )
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    head: str
+    rules: tuple[object, ...]
+    changed: frozenset[str]  # paths that differed from HEAD or from the index, or were untracked
+    decisions: _Decisions
+
+
+_SNAPSHOTS: dict[str, _Snapshot] = {}  # worktree root -> its last selection in this process
+_SNAPSHOTS_MAX = 8  # worktrees remembered (a few MB each at 10,000 files)
+MAX_REDECIDED_PATHS = 2_000  # beyond this a full selection is as cheap (and the git argv stays short)
+
+
+def _rules_key(config: Config) -> tuple[object, ...]:
+    return (tuple(config.index.include), tuple(config.index.exclude), config.index.max_file_bytes)
+
+
+def _paths_to_redecide(
+    repo_root: Path, last: _Snapshot | None, rules: tuple[object, ...], head: str, changed: Sequence[str]
+) -> set[str] | None:
+    """The paths whose decision may differ since `last`, or None when a full selection is needed."""
+    if last is None or last.rules != rules or not head or not last.head:
+        return None
+    paths = set(last.changed).union(changed)
+    if head != last.head:
+        try:
+            diff = _run_git_concurrently(
+                repo_root, {"diff": ["diff-tree", "-r", "-z", "--name-only", "--no-renames", last.head, head]}
+            )["diff"]
+        except LaminaError:  # e.g. the old commit is gone
+            return None
+        paths.update(os.fsdecode(p) for p in _split_z(diff))
+    return paths if len(paths) <= MAX_REDECIDED_PATHS else None
+
+
+def _decide(
+    repo_root: Path, config: Config, candidates: list[_Candidate], known: Mapping[str, int]
+) -> _Decisions:
     vendored, included, excluded, decided = _path_rules(
         tuple(config.index.include), tuple(config.index.exclude)
     )
-    skipped: Counter[str] = Counter()
-    files: list[SourceFile] = []
     root = str(repo_root).rstrip("/") + "/"
+    max_bytes = config.index.max_file_bytes
+    out = _Decisions(files={}, skipped={}, dirty=set())
     for cand in candidates:
         key = (cand.path, cand.mode)
         if key in decided:
@@ -109,21 +210,20 @@ def select_files(repo_root: Path, config: Config, known: Mapping[str, int] | Non
         if reason is None:
             blob = cand.index_blob
             size = known.get(blob) if blob is not None else None
-            if blob is not None and size is not None and size <= config.index.max_file_bytes:
-                files.append(SourceFile(path=cand.path, blob=blob, size=size))
+            if blob is not None and size is not None and size <= max_bytes:
+                out.files[cand.path] = SourceFile(path=cand.path, blob=blob, size=size)
                 continue
-            outcome = _read_candidate(root, cand, config.index.max_file_bytes)
+            outcome = _read_candidate(root, cand, max_bytes)
             if outcome is None:  # tracked but deleted from the working tree: absent, not skipped
                 continue
             if isinstance(outcome, SourceFile):
-                files.append(outcome)
+                out.files[cand.path] = outcome
+                if blob is None:
+                    out.dirty.add(cand.path)
                 continue
             reason = outcome
-        skipped[reason] += 1
-    files.sort(key=lambda f: f.path)
-    # Every reason is present (zero or not) so that reports have a stable shape; a plain dict (not a
-    # mappingproxy) so that a selection pickles and serialises to JSON.
-    return FileSelection(files=tuple(files), skipped={reason: skipped[reason] for reason in SKIP_REASONS})
+        out.skipped[cand.path] = reason
+    return out
 
 
 # The glob sets of the last configuration and what they decided per (path, mode): graphd selects files
@@ -211,15 +311,17 @@ def _read_all(fd: int, limit: int) -> bytes:
     return b"".join(parts)
 
 
-def _git_candidates(repo_root: Path) -> list[_Candidate]:
-    """Tracked and untracked-not-ignored paths; the three git calls run concurrently."""
-    commands = {
+def _git_candidates(repo_root: Path, paths: Sequence[str] | None = None) -> list[_Candidate]:
+    """Tracked and untracked-not-ignored paths (all, or just these); the three git calls run concurrently."""
+    commands: dict[str, list[str]] = {
         "staged": ["ls-files", "-s", "-z"],
         "others": ["ls-files", "-z", "--others", "--exclude-standard"],
         # Content-verified (unlike `git diff-files`, which lists every stat-dirty file after a touch or
         # a fresh checkout); --no-optional-locks so it never writes the index under a user's git.
         "changed": ["--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=no"],
     }
+    if paths is not None:  # literally these paths (a path is no glob here), and the files under them
+        commands = {name: ["--literal-pathspecs", *args, "--", *paths] for name, args in commands.items()}
     out = _run_git_concurrently(repo_root, commands)
     changed = _changed_paths(out["changed"])
     by_path: dict[str, _Candidate] = {}
