@@ -249,11 +249,14 @@ def test_activation_requires_matching_membership(ws, graph_files) -> None:
             "gen.begin",
             identity="id-a",
             manifest={"graph_version": version},
-            expected_count=len(ids) + 1,
+            expected_count=len(ids) + 6,
             expected_digest="0" * 64,
         )["generation"]
-        client.call_table("gen.members", pa.table({"id": ids}), generation=gen)
+        stored = synthetic_versions(300).column("id").to_pylist()[:5]  # members of `good`: stored already
+        declared = client.call_table("gen.members", pa.table({"id": ids + stored}), generation=gen)
+        assert declared["missing"] == ids  # what the worker must upload, in the order declared
         client.call_table("index.put", table)
+        assert client.call_table("gen.members", pa.table({"id": ids}), generation=gen)["missing"] == []
         with pytest.raises(LaminaError) as err:
             client.call("gen.commit", generation=gen)
         assert err.value.code == "LAMINA_GENERATION_MISMATCH"

@@ -59,6 +59,27 @@ def test_small_uploads_wait_in_recent_versions_and_fold_without_changing_documen
     assert store.put_versions(synthetic_versions(5, seed=3, prefix="small")) == 0  # already stored
 
 
+def test_just_uploaded_versions_read_the_same_from_memory_as_from_the_database(tmp_path: Path) -> None:
+    """documents() answers a small build's new versions from memory (the ranking state reads them right
+    after the build); a second store on the same database has no memory and reads them from Ladybug."""
+    db = lb.Database(str(tmp_path / "index.lbug"))
+    writer = IndexStore(lb.Connection(db))
+    stored = synthetic_versions(70, seed=5, prefix="stored")  # > RECENT_VERSIONS_MAX_ROWS: main tables
+    fresh = synthetic_versions(4, seed=6, prefix="fresh")
+    writer.put_versions(stored)
+    writer.put_versions(fresh)
+    ids = fresh.column("id").to_pylist()
+    mixed = ids[:2] + stored.column("id").to_pylist()[:3]
+    assert set(writer._remembered) == set(ids)
+    reader = IndexStore(lb.Connection(db))
+    for request in (ids, mixed):
+        from_memory = writer.documents(request).sort_by("id")
+        assert from_memory.num_rows == len(request)
+        assert from_memory.to_pylist() == reader.documents(request).sort_by("id").to_pylist()
+    assert writer.fold_recent_versions() == 4 and not writer._remembered
+    assert writer.documents(ids).sort_by("id").to_pylist() == reader.documents(ids).sort_by("id").to_pylist()
+
+
 def test_collection_removes_dead_recent_versions(store: IndexStore) -> None:
     recent = synthetic_versions(6, seed=9, prefix="recent")
     store.put_versions(recent)
@@ -67,6 +88,7 @@ def test_collection_removes_dead_recent_versions(store: IndexStore) -> None:
     _activate(store, "g2", "main", ids[:2])
     stats = store.collect_garbage(full=False)
     assert stats["versions"] == 4 and _count(store, "RecentVersion") == 2
+    assert not store._remembered  # collected versions are not answered from memory either
     assert store.documents(ids[:2]).num_rows == 2
 
 

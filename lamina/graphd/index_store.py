@@ -60,6 +60,11 @@ VERSION_COLUMNS = (
     "id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part",
     "text_digest", "emb_key", "meta",
 )  # fmt: skip
+# What documents() returns per version, in this order.
+DOCUMENT_COLUMNS = (
+    "id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part", "meta",
+    "text", "vector",
+)  # fmt: skip
 
 
 _HEX = re.compile(r"[0-9a-f]{16,128}")
@@ -117,6 +122,10 @@ class IndexStore:
         self.conn = conn
         self._pending_members: dict[str, set[str]] = {}
         self._kinds: dict[str, str] | None = None  # version id -> kind of every stored version
+        # Versions this process put into RecentVersion since the last fold, as documents() returns them:
+        # the ranking state of a new generation reads a small build's new versions right after it, and
+        # reading them back through Ladybug costs ~30 ms (what a one-file edit's build is measured in).
+        self._remembered: dict[str, pa.Table] = {}
         for stmt in SCHEMA:
             conn.execute(stmt)
         found = self._scalar("MATCH (m:Meta {key: 'schema_version'}) RETURN m.value")
@@ -212,10 +221,12 @@ class IndexStore:
             )
         upload = table.select([*VERSION_COLUMNS, "text"]).append_column("vector", vectors.cast(pa.binary()))
         if table.num_rows <= RECENT_VERSIONS_MAX_ROWS and not unsent and _plain_keys(upload):
+            remembered: dict[str, pa.Table] = {}
             with self.transaction():
                 for i in range(upload.num_rows):
                     row = upload.slice(i, 1)
                     version = row.column("id")[0].as_py()
+                    remembered[version] = row.select(DOCUMENT_COLUMNS)
                     blob = protocol.encode_table(row)
                     for seq, start in enumerate(range(0, len(blob), RECENT_PART_BYTES)):
                         self.conn.execute(
@@ -231,6 +242,7 @@ class IndexStore:
                                 "part": blob[start : start + RECENT_PART_BYTES],
                             },
                         )
+            self._remembered.update(remembered)  # committed: now documents() may answer from memory
         else:
             with self.transaction():
                 self._copy_into_main(table)
@@ -273,6 +285,7 @@ class IndexStore:
         with self.transaction():
             self._copy_into_main(recent)
             self.conn.execute("MATCH (r:RecentVersion) DELETE r")
+        self._remembered.clear()
         return int(recent.num_rows)
 
     # --- generations -----------------------------------------------------------------------------
@@ -481,6 +494,7 @@ class IndexStore:
                 ids = [r[0] for r in dead]
                 self.conn.execute("MATCH (v:DocVersion) WHERE v.id IN $ids DELETE v", {"ids": ids})
                 self.conn.execute("MATCH (v:RecentVersion) WHERE v.id IN $ids DELETE v", {"ids": ids})
+                self._remembered.clear()  # before the commit: forgetting is always safe
             texts = self._unreferenced("Text", "digest", "text_digest", {r[1] for r in dead}, full)
             embs = self._unreferenced("Embedding", "key", "emb_key", {r[2] for r in dead if r[2]}, full)
             if texts:
@@ -517,6 +531,16 @@ class IndexStore:
     # --- reads for retrieval ---------------------------------------------------------------------
     def documents(self, version_ids: Sequence[str]) -> pa.Table:
         """The given versions with their text and (possibly null) embedding, in no particular order."""
+        remembered = [self._remembered[i] for i in version_ids if i in self._remembered]
+        if remembered and len(remembered) == len(version_ids):
+            return pa.concat_tables(remembered)
+        rest = [i for i in version_ids if i not in self._remembered]
+        stored = self._stored_documents(rest)
+        if not remembered:
+            return stored
+        return pa.concat_tables([stored, *(row.cast(stored.schema) for row in remembered)])
+
+    def _stored_documents(self, version_ids: Sequence[str]) -> pa.Table:
         columns = (
             "v.id AS id, v.kind AS kind, v.path AS path, v.symbol AS symbol, v.symbol_kind AS symbol_kind, "
             "v.language AS language, v.start_line AS start_line, v.end_line AS end_line, v.part AS part, "
@@ -534,7 +558,7 @@ class IndexStore:
         recent = self._recent_rows(parts)
         if recent is None:
             return main
-        recent = recent.select([f.name for f in main.schema])
+        recent = recent.select(DOCUMENT_COLUMNS)
         return pa.concat_tables([main, recent.cast(main.schema)]) if main.num_rows else recent
 
     @staticmethod

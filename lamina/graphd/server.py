@@ -7,6 +7,7 @@ Start it through the client (`lamina.graphd.client.connect` starts it when absen
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import fcntl
 import logging
 import os
@@ -193,10 +194,12 @@ class GraphDaemon:
         return {"generation": gen_id}, b""
 
     def op_gen_members(self, header: dict[str, Any], payload: bytes) -> Reply:
+        """Declare members; the reply names those the index store lacks (what the worker must upload), so
+        a build sends its 16,000 ids once rather than again for `index.missing`."""
         gen_id = _require(header, "generation", str)
-        table = protocol.decode_table(payload)
-        self.index.add_members(gen_id, table.column("id").to_pylist())
-        return {}, b""
+        ids = protocol.decode_table(payload).column("id").to_pylist()
+        self.index.add_members(gen_id, ids)
+        return {"missing": self.index.missing_versions(ids)}, b""
 
     def op_gen_commit(self, header: dict[str, Any], payload: bytes) -> Reply:
         gen_id = _require(header, "generation", str)
@@ -535,6 +538,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ready-fd", type=int, default=None)
     parser.add_argument("--idle-timeout", type=float, default=GRAPHD_IDLE_TIMEOUT_SECONDS)
     args = parser.parse_args(argv)
+    # graphd's stderr is its log: a crash inside a native extension (Ladybug, onnxruntime) leaves every
+    # thread's Python stack there instead of nothing.
+    faulthandler.enable(all_threads=True)
     return run(Path(args.root), args.ready_fd, args.idle_timeout)
 
 

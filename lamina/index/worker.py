@@ -78,8 +78,24 @@ def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def _read_columns(path: Path) -> dict[str, list[Any]]:
+    """A shard's columns; graphd, which hosts build after build, parses a shard again only when the file
+    changed (the generation step reads all 33 shards: ~17 ms of JSON at 16,700 versions)."""
+    st = os.stat(path)
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    cached = _COLUMNS.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
     columns: dict[str, list[Any]] = json.loads(path.read_text())
+    _COLUMNS[str(path)] = (stamp, columns)
+    while len(_COLUMNS) > _COLUMNS_MAX:
+        _COLUMNS.pop(next(iter(_COLUMNS)))
     return columns
+
+
+# Shard file -> ((mtime, size, inode), its parsed columns); shard files are replaced, never edited in place
+# (_write_if_changed), so a changed shard always has a new inode or mtime. Callers must not mutate them.
+_COLUMNS: dict[str, tuple[tuple[int, int, int], dict[str, list[Any]]]] = {}
+_COLUMNS_MAX = 8 * 33  # shards of the last few branch/worktree identities
 
 
 def _record(columns: dict[str, list[Any]], row: int) -> dict[str, Any]:
@@ -368,11 +384,10 @@ def step_generation(ctx: BuildContext) -> None:
             expected_digest=digest,
         )["generation"]
         try:
+            missing: list[str] = []  # members the index store lacks: graphd answers with each batch
             for i in range(0, len(ids), 20_000):
-                client.call_table("gen.members", pa.table({"id": ids[i : i + 20_000]}), generation=gen)
-            missing: list[str] = []
-            for i in range(0, len(ids), 20_000):
-                missing += client.call("index.missing", ids=ids[i : i + 20_000])["missing"]
+                batch = pa.table({"id": ids[i : i + 20_000]})
+                missing += client.call_table("gen.members", batch, generation=gen)["missing"]
             wanted = set(missing)  # where each version to upload sits (a small set after an edit)
             where = {
                 version: (n, i)
