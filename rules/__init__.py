@@ -10,6 +10,7 @@ results live in the content-addressed store; doit's database only caches "what i
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,11 +27,16 @@ def _guard(ctx: BuildContext, step: Any, *args: Any) -> Any:
     """doit swallows exceptions into its report; keep the typed error so the CLI can show its code."""
 
     def action() -> bool:
+        started = time.perf_counter()
         try:
             step(ctx, *args)
         except BaseException as exc:
             ctx.error = exc
             return False
+        finally:  # where a build's time went, per step (last_build.step_seconds)
+            name = step.__name__.removeprefix("step_")
+            spent = ctx.stats.setdefault("step_seconds", {})
+            spent[name] = spent.get(name, 0.0) + time.perf_counter() - started
         return True
 
     return action

@@ -12,7 +12,15 @@ from lamina.config import load_config
 from lamina.constants import BOOST_CAP
 from lamina.errors import ERROR_CODES, LaminaError
 from lamina.graphd import protocol
-from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
+from lamina.index.membership import (
+    all_version_ids,
+    embedding_key,
+    is_version_id,
+    membership_digest,
+    sorted_membership_digest,
+    text_digest,
+    version_id,
+)
 from lamina.retrieval.bm25 import build_bm25
 from lamina.retrieval.selection import RootDoc, Thresholds, exact_matches, select, select_for_task
 from tests.conftest import ROOT, run_lamina
@@ -68,6 +76,30 @@ def test_frames_round_trip_and_reject_tampering() -> None:
         assert err.value.code == "LAMINA_GRAPHD_AUTH"
     with pytest.raises(LaminaError):  # another connection's nonce
         protocol.open_body(KEY, b"m" * 16, protocol.TO_SERVER, body, 6)
+
+
+def test_membership_digest_keeps_its_bytes_and_the_sorted_form_agrees() -> None:
+    """The digest is blake3 over "id\\n" per sorted unique id: generations activated by earlier versions
+    keep their digests, and the form for already-sorted ids gives the same answer."""
+    import blake3
+
+    ids = [version_id("chunk", f"p{i}.py", "f", "function", i, i, 0, text_digest(str(i))) for i in range(50)]
+    expected = blake3.blake3("".join(f"{v}\n" for v in sorted(set(ids))).encode()).hexdigest()
+    assert membership_digest(ids + ids[:3]) == (50, expected)
+    assert sorted_membership_digest(sorted(ids)) == (50, expected)
+    assert membership_digest([]) == sorted_membership_digest([]) == (0, blake3.blake3(b"").hexdigest())
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["v" + "0" * 39, "v" + "0" * 41, "V" + "0" * 40, "v" + "g" * 40, 5, None, "v" + "0" * 39 + "\n",
+     "v" + "0" * 40 + "\nv" + "0" * 40, "v" + "0" * 40 + "\n"],
+)  # fmt: skip
+def test_the_one_pass_version_id_check_agrees_with_the_per_id_one(bad: object) -> None:
+    good = [version_id("chunk", f"p{i}.py", "f", "function", i, i, 0, text_digest(str(i))) for i in range(20)]
+    assert all_version_ids(good) and all_version_ids([])
+    assert not is_version_id(bad)
+    assert not all_version_ids([*good, bad]) and not all_version_ids([bad, *good])
 
 
 def test_membership_digest_is_order_free_and_content_addressed() -> None:

@@ -30,7 +30,7 @@ import pyarrow as pa
 from lamina.constants import RECENT_PART_BYTES, RECENT_VERSIONS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
-from lamina.index.membership import is_version_id, membership_digest
+from lamina.index.membership import all_version_ids, is_version_id, sorted_membership_digest
 
 SCHEMA = [
     "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
@@ -96,9 +96,10 @@ def _decode_json(value: str) -> Any:
 
 
 def _require_version_ids(ids: Sequence[Any]) -> None:
+    if all_version_ids(ids):
+        return
     bad = next((i for i in ids if not is_version_id(i)), None)
-    if bad is not None:
-        raise LaminaError("LAMINA_PROTOCOL", f"not a document version id: {str(bad)[:80]!r}")
+    raise LaminaError("LAMINA_PROTOCOL", f"not a document version id: {str(bad)[:80]!r}")
 
 
 @dataclass(frozen=True)
@@ -344,8 +345,8 @@ class IndexStore:
         members = self._pending_members.get(gen_id)
         if info.state != "pending" or members is None:
             raise LaminaError("LAMINA_PROTOCOL", f"generation {gen_id} is {info.state}, not pending")
-        ids = sorted(members)
-        count, digest = membership_digest(ids)
+        ids = sorted(members)  # a set: unique
+        count, digest = sorted_membership_digest(ids)
         kinds = self._version_kinds()
         problems = []
         if graph_version is not None and info.manifest.get("graph_version") != graph_version:

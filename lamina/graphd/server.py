@@ -390,9 +390,17 @@ class GraphDaemon:
         started = time.perf_counter()
         try:
             header = self.builds.run(frame.header, conn, send_progress)
+            built = time.perf_counter()
             then = frame.header.get("then_prepare")
             if header.get("hosted") and isinstance(then, dict):
                 header["packet"] = self.prepare_after_build(then)
+            if header.get("hosted"):
+                stats = header.get("stats") or {}
+                log.info(
+                    "hosted build: %.0f ms to fresh (doit %s s, steps %s), then %.0f ms to the packet",
+                    (built - started) * 1000, stats.get("seconds", "-"), stats.get("step_seconds", "-"),
+                    (time.perf_counter() - built) * 1000,
+                )  # fmt: skip
         except LaminaError as err:
             log.info("build failed: %s", err)
             return {"ok": False, **err.to_json()}, b""

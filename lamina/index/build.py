@@ -210,6 +210,8 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         "versions_uploaded": ctx.stats.get("versions_uploaded", 0),
         "generation": ctx.stats.get("generation"),
         "seconds": round(time.monotonic() - started, 3),
+        # Per step (manifest, chunks, embeddings, generation): what is left of `seconds` is doit's own work.
+        "step_seconds": {k: round(v, 3) for k, v in ctx.stats.get("step_seconds", {}).items()},
         "finished_at": time.time(),
     }
     if stats["generation"] is None:  # every task was up to date: the current generation stands

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import blake3
 
@@ -56,6 +56,22 @@ def is_version_id(value: object) -> bool:
 
 def membership_digest(version_ids: Iterable[str]) -> tuple[int, str]:
     """(count, digest) over the sorted, de-duplicated version ids of a generation."""
-    unique = sorted(set(version_ids))
+    return sorted_membership_digest(sorted(set(version_ids)))
+
+
+def sorted_membership_digest(unique_sorted_ids: Sequence[str]) -> tuple[int, str]:
+    """membership_digest of ids the caller has already sorted and de-duplicated (both sides of a build
+    have: 16,700 ids are sorted once, not twice)."""
     # One update of "id\n" for every id: the same bytes (so the same digest) as one update per id, faster.
-    return len(unique), blake3.blake3("".join(f"{vid}\n" for vid in unique).encode()).hexdigest()
+    text = "\n".join(unique_sorted_ids) + "\n" if unique_sorted_ids else ""
+    return len(unique_sorted_ids), blake3.blake3(text.encode()).hexdigest()
+
+
+_VERSION_ID_LINES = re.compile(r"(?:v[0-9a-f]{40}\n)*")
+
+
+def all_version_ids(values: Sequence[object]) -> bool:
+    """Whether every value is a version id: one regex pass over them joined (16,700 ids: ~1 ms, not 10)."""
+    if not all(type(v) is str and len(v) == 41 for v in values):  # fixed width: lines cannot straddle
+        return False
+    return _VERSION_ID_LINES.fullmatch("".join(f"{v}\n" for v in values)) is not None  # type: ignore[str-format]

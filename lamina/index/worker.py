@@ -33,7 +33,7 @@ from lamina.index.manifest import (
     source_revision,
     write_json_atomic,
 )
-from lamina.index.membership import embedding_key, membership_digest, text_digest, version_id
+from lamina.index.membership import embedding_key, sorted_membership_digest, text_digest, version_id
 
 # Texts per embedder call and per store commit: also how much work a cancelled or killed build can lose,
 # and how long a hosted build takes to notice that its client went away (~2–4 s on 2 cores).
@@ -145,7 +145,6 @@ def step_manifest(ctx: BuildContext) -> None:
     from lamina.graph.version import graph_version
     from lamina.repo.files import reselect_files
 
-    started = time.monotonic()
     selection = reselect_files(
         ctx.ws.root, ctx.config, ctx.state.head, ctx.state.changed, known=lambda: _accepted_blobs(ctx)
     )
@@ -197,7 +196,6 @@ def step_manifest(ctx: BuildContext) -> None:
         files_scanned=len(selection.files),
         files_skipped=sum(selection.skipped.values()),
         skipped_by_reason=dict(selection.skipped),
-        manifest_seconds=round(time.monotonic() - started, 3),
     )
 
 
@@ -368,11 +366,10 @@ def step_generation(ctx: BuildContext) -> None:
 
     from lamina.graph.load import read_graph_files
 
-    started = time.monotonic()
     manifest = json.loads(ctx.path("manifest.json").read_text())
     shards = [_read_columns(chunks_file(ctx, shard)) for shard in [WORKFLOWS, *shard_names()]]
     ids = sorted({version for columns in shards for version in columns["id"]})
-    count, digest = membership_digest(ids)
+    count, digest = sorted_membership_digest(ids)  # ids: sorted, unique
     ctx.progress.finish()
     with ctx.graphd() as client:
         client.call("graph.import", files=read_graph_files(ctx.ws.root, ctx.config.graph.paths))
@@ -419,7 +416,6 @@ def step_generation(ctx: BuildContext) -> None:
         workflows=len(shards[0]["id"]),
         chunks_total=chunks_total,
         versions_uploaded=len(missing),
-        upload_seconds=round(time.monotonic() - started, 3),
     )
     ctx.stats["chunks_reused"] = max(0, chunks_total - embedded)
     write_json_atomic(
