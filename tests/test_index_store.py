@@ -213,7 +213,7 @@ def test_incremental_ranking_state_equals_a_from_scratch_build(store: IndexStore
         assert np.array_equal(getattr(incremental.bm25.weights, name), getattr(scratch.bm25.weights, name))
     vocabulary = incremental.bm25.vocabulary  # (terms are stemmed)
     assert "obsolet" not in vocabulary and "obsolete1" not in vocabulary and "captur" in vocabulary
-    assert np.array_equal(incremental.matrix, scratch.matrix)
+    assert np.array_equal(incremental.vectors(), scratch.vectors())
     query = "capture refund x return"
     assert np.array_equal(
         bm25_scores(incremental.bm25, tokenize(query)), bm25_scores(scratch.bm25, tokenize(query))
@@ -248,7 +248,7 @@ def test_ranking_state_stays_canonical_through_small_edits_and_compaction(
         assert state.chunks.paths == tuple(r["path"] for r in rows)
         assert state.chunks.starts == tuple(r["start_line"] for r in rows)
         expected = np.vstack([np.frombuffer(r["vector"], dtype="<f4") for r in rows])
-        assert np.array_equal(state.chunks.matrix, expected)
+        assert np.array_equal(state.chunks.vectors(), expected)
 
 
 def test_recent_versions_keep_text_that_looks_like_json_exactly(store: IndexStore) -> None:

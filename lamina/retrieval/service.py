@@ -177,9 +177,9 @@ class VersionCache:
         order = self.order[member[self.order]]
         rows = order.tolist()
         pick = lambda column: tuple(column[r] for r in rows) if len(rows) < 2 else itemgetter(*rows)(column)  # noqa: E731
-        matrix = None
-        if rows and self.has_vector[order].all():
-            matrix = np.ascontiguousarray(self.vectors[order])
+        # The cache's own matrix with this corpus's rows: never written below its current length (appends
+        # go beyond it; growth and compaction make new arrays), so sharing it is safe.
+        dense = bool(rows) and bool(self.has_vector[order].all())
         counts = self.counts if self.counts is not None else count_terms([], self.terms, CHUNK_FIELDS)
         return ChunkCorpus(
             pick(self.paths),
@@ -188,7 +188,8 @@ class VersionCache:
             pick(self.starts),
             pick(self.ends),
             assemble_bm25(take_rows(counts, order), self.terms),
-            matrix,
+            self.vectors if dense else None,
+            order if dense else None,
         )
 
     def compact(self, keep: set[str]) -> None:
