@@ -60,6 +60,11 @@ class Identity:
 
 
 def locate(start: Path) -> RepoLocation:
+    """The worktree and common git dir around `start`: read from the `.git` entries when the layout is the
+    usual one (what `git rev-parse` answers, without its process: every prepare and hosted build asks)."""
+    found = status.find_location(str(start))
+    if found is not None:
+        return RepoLocation(root=Path(found[0]), common_dir=Path(found[1]))
     found = parse_location(str(start), git(start, "rev-parse", "--show-toplevel", "--git-common-dir"))
     if found is None:
         raise LaminaError("LAMINA_NOT_A_REPO", f"{start} is not inside a git worktree")
@@ -67,7 +72,9 @@ def locate(start: Path) -> RepoLocation:
 
 
 def working_state(root: Path) -> WorkingState:
-    raw = git(root, *STATUS_ARGS)
+    raw = status.run_git(str(root), *STATUS_ARGS)  # posix_spawn: cheaper than subprocess in a big process
+    if raw is None:  # run again to report git's own words
+        raw = git(root, *STATUS_ARGS)
     head, branch, changed = parse_status(raw)
     return WorkingState(
         head=head, branch=branch, changed=changed, status_digest=blake3.blake3(raw).hexdigest()

@@ -46,8 +46,9 @@ def find_location(cwd: str) -> tuple[str, str] | None:
     """(worktree root, common git dir) found by walking up from cwd, without running git: a `.git`
     directory (a main worktree), or a `.git` file naming the worktree's git dir, whose `commondir` file
     names the common one. None (ask git) when the environment redirects git or the layout is unusual.
-    Callers only use this where a wrong answer costs time, not correctness (the quick check)."""
-    if any(name in os.environ for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")):
+    tests/test_units.py checks that it agrees with `git rev-parse` (main worktree, subdirectory, linked worktree)."""
+    redirecting = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES")
+    if any(name in os.environ for name in redirecting):
         return None
     here = os.path.realpath(cwd)
     while True:
