@@ -115,10 +115,8 @@ def _generation_current(ctx: BuildContext) -> bool:
     if not active or not recorded or recorded.get("fingerprint") != ctx.fingerprint:
         return False
     try:
-        with ctx.graphd() as client:
-            return bool(
-                client.call("gen.status", identity=ctx.identity.key)["generation"] == active["generation"]
-            )
+        status = ctx.build_client().call("gen.status", identity=ctx.identity.key)
+        return bool(status["generation"] == active["generation"])
     except Exception:
         return False
 

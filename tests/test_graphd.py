@@ -239,6 +239,56 @@ def test_concurrent_autostart_starts_one_graphd(tmp_path: Path) -> None:
     assert len(pids) == 1 and all(p.returncode == 0 for p in procs)
 
 
+def test_a_build_may_declare_only_the_members_that_changed_since_the_current_generation(
+    ws, graph_files
+) -> None:
+    """gen.begin with `base` (the identity's current generation) starts the pending members from it; the
+    builder then adds and removes only what changed. The declared count and digest still decide
+    activation, and a base that is not current is refused (the builder must declare everything)."""
+    from lamina.index.membership import membership_digest
+
+    with connect(ws) as client:
+        version = client.call("graph.import", files=graph_files)["graph_version"]
+        base_table = synthetic_versions(200, seed=11, prefix="base")
+        base = upload_generation(client, "id-a", base_table, version)
+        base_ids = base_table.column("id").to_pylist()
+        added_table = synthetic_versions(3, seed=12, prefix="added")
+        added = added_table.column("id").to_pylist()
+        wanted = base_ids[5:] + added
+        count, digest = membership_digest(wanted)
+
+        def begin(base_gen: str | None) -> dict:
+            return client.call(
+                "gen.begin", identity="id-a", manifest={"graph_version": version, "model_digest": "model"},
+                expected_count=count, expected_digest=digest, base=base_gen,
+            )  # fmt: skip
+
+        other = begin("g-not-current")
+        assert other["based_on"] is None  # not the identity's current generation: nothing is inherited
+        client.call("gen.fail", generation=other["generation"], reason="test")
+        begun = begin(base)
+        assert begun["based_on"] == base
+        gen = begun["generation"]
+        reply = client.call_table("gen.members", pa.table({"id": added}), generation=gen, remove=base_ids[:5])
+        assert reply["missing"] == added  # only the new ids are looked up, and they are not stored yet
+        client.call_table("index.put", added_table)
+        done = client.call("gen.commit", generation=gen)
+        assert done["count"] == len(wanted) and done["digest"] == digest
+        st = client.call("gen.status", identity="id-a")
+        assert st["generation"] == gen and st["counts"] == {"chunk": len(wanted)}
+        # A delta that leaves the members short of the declaration is refused, and nothing changes.
+        short = begin(gen)
+        client.call_table("gen.members", pa.table({"id": pa.array([], type=pa.string())}),
+                          generation=short["generation"], remove=added)  # fmt: skip
+        with pytest.raises(LaminaError) as err:
+            client.call("gen.commit", generation=short["generation"])
+        assert err.value.code == "LAMINA_GENERATION_MISMATCH"
+        assert client.call("gen.status", identity="id-a")["generation"] == gen
+        with pytest.raises(LaminaError) as err:
+            client.call_table("gen.members", pa.table({"id": added}), generation=gen, remove=["x; DROP"])
+        assert err.value.code == "LAMINA_PROTOCOL"
+
+
 def test_activation_requires_matching_membership(ws, graph_files) -> None:
     with connect(ws) as client:
         version = client.call("graph.import", files=graph_files)["graph_version"]

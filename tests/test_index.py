@@ -132,6 +132,8 @@ def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:
     build = status(repo)["last_build"]
     assert build["chunks_embedded"] == 1
     assert build["chunks_reused"] == build["chunks_total"] - 1
+    # graphd hosted both builds: the second declared only the change (old version out, new one in).
+    assert build["hosted"] is True and build["members_sent"] == 2
 
 
 def test_a_small_build_is_embedded_by_graphd_bit_for_bit_as_the_worker_would(repo: Path) -> None:

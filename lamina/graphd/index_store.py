@@ -127,6 +127,7 @@ class IndexStore:
         # the ranking state of a new generation reads a small build's new versions right after it, and
         # reading them back through Ladybug costs ~30 ms (what a one-file edit's build is measured in).
         self._remembered: dict[str, pa.Table] = {}
+        self._last_activated: tuple[str, list[str]] | None = None  # (generation, its sorted members)
         for stmt in SCHEMA:
             conn.execute(stmt)
         found = self._scalar("MATCH (m:Meta {key: 'schema_version'}) RETURN m.value")
@@ -290,7 +291,20 @@ class IndexStore:
         return int(recent.num_rows)
 
     # --- generations -----------------------------------------------------------------------------
-    def begin(self, gen_id: str, identity: str, manifest: dict[str, Any], count: int, digest: str) -> None:
+    def begin(
+        self,
+        gen_id: str,
+        identity: str,
+        manifest: dict[str, Any],
+        count: int,
+        digest: str,
+        base: str | None = None,
+    ) -> bool:
+        """Create a pending generation. With `base` (the identity's current generation, nothing else) its
+        members start as the base's, so the builder declares only what changed (`remove_members`,
+        `add_members`); returns whether the base was taken. Activation checks the declared count and digest
+        either way."""
+        based = base is not None and base == self.current(identity)
         self.conn.execute(
             "CREATE (:Generation {id: $id, identity: $identity, state: 'pending', manifest: $m, "
             "expected_count: $c, expected_digest: $d, committed_count: 0, committed_digest: '', "
@@ -304,7 +318,12 @@ class IndexStore:
                 "t": time.time(),
             },
         )
-        self._pending_members[gen_id] = set()
+        self._pending_members[gen_id] = set(self._activated_members(base)) if based and base else set()
+        return based
+
+    def _activated_members(self, gen_id: str) -> list[str]:
+        last = self._last_activated
+        return list(last[1]) if last is not None and last[0] == gen_id else self.members(gen_id)
 
     def generation(self, gen_id: str) -> GenerationInfo | None:
         rows = self._rows(
@@ -323,13 +342,21 @@ class IndexStore:
 
     def add_members(self, gen_id: str, version_ids: Sequence[str]) -> None:
         """Declare members of a pending generation (kept in memory until activation; repeats are fine)."""
+        _require_version_ids(version_ids)
+        self._pending(gen_id).update(version_ids)
+
+    def remove_members(self, gen_id: str, version_ids: Sequence[str]) -> None:
+        """Withdraw members of a pending generation that started from a base (absent ones are ignored)."""
+        _require_version_ids(version_ids)
+        self._pending(gen_id).difference_update(version_ids)
+
+    def _pending(self, gen_id: str) -> set[str]:
         members = self._pending_members.get(gen_id)
         if members is None:
             info = self.generation(gen_id)
             state = "unknown" if info is None else info.state
             raise LaminaError("LAMINA_PROTOCOL", f"generation {gen_id} is {state}, not pending")
-        _require_version_ids(version_ids)
-        members.update(version_ids)
+        return members
 
     def members(self, gen_id: str) -> list[str]:
         """The sorted member version ids of an activated generation ([] for any other)."""
@@ -394,6 +421,7 @@ class IndexStore:
                 "MERGE (c:Current {identity: $i}) SET c.generation = $g", {"i": info.identity, "g": gen_id}
             )
         self._pending_members.pop(gen_id, None)
+        self._last_activated = (gen_id, ids)  # the base of the identity's next build, without a read
         result = self.generation(gen_id)
         assert result is not None
         return result

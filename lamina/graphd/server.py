@@ -187,17 +187,24 @@ class GraphDaemon:
         manifest = _require(header, "manifest", dict)
         count = _require(header, "expected_count", int)
         digest = _require(header, "expected_digest", str)
+        base = header.get("base")
+        if base is not None and not isinstance(base, str):
+            raise LaminaError("LAMINA_PROTOCOL", "request field 'base' must be a generation id")
         # One writer per identity holds the client-side lock, so a pending generation here is a dead one.
         self.index.abandon_pending("superseded by a new build of the same identity", identity)
         gen_id = "g-" + time.strftime("%Y%m%d%H%M%S") + "-" + secrets.token_hex(4)
-        self.index.begin(gen_id, identity, manifest, count, digest)
-        return {"generation": gen_id}, b""
+        based = self.index.begin(gen_id, identity, manifest, count, digest, base=base)
+        return {"generation": gen_id, "based_on": base if based else None}, b""
 
     def op_gen_members(self, header: dict[str, Any], payload: bytes) -> Reply:
         """Declare members; the reply names those the index store lacks (what the worker must upload), so
         a build sends its 16,000 ids once rather than again for `index.missing`."""
         gen_id = _require(header, "generation", str)
+        removed = header.get("remove", [])
+        if not isinstance(removed, list):
+            raise LaminaError("LAMINA_PROTOCOL", "request field 'remove' must be a list of version ids")
         ids = protocol.decode_table(payload).column("id").to_pylist()
+        self.index.remove_members(gen_id, removed)
         self.index.add_members(gen_id, ids)
         return {"missing": self.index.missing_versions(ids)}, b""
 

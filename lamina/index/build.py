@@ -180,7 +180,10 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": ZeroReporter}
     ctx.error = None
     # No doit.cfg / [tool.doit] from whatever directory this process runs in: the rules say everything.
-    status = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", "generation"])
+    try:
+        status = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", "generation"])
+    finally:
+        ctx.close_build_client()
     ctx.progress.finish()
     if ctx.error is not None or status != 0:
         error = ctx.error
@@ -208,6 +211,8 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         "embedding_seconds": round(ctx.stats.get("embedding_seconds", 0.0), 3),  # inside the model's calls
         "workflows": ctx.stats.get("workflows", 0),
         "versions_uploaded": ctx.stats.get("versions_uploaded", 0),
+        # Member ids sent to graphd: the change against the current generation, or all of them.
+        "members_sent": ctx.stats.get("members_sent", 0),
         "generation": ctx.stats.get("generation"),
         "seconds": round(time.monotonic() - started, 3),
         # Per step (manifest, chunks, embeddings, generation): what is left of `seconds` is doit's own work.

@@ -42,6 +42,7 @@ class BuildContext:
     _fingerprint: str | None = None
     _store: ContentStore | None = None
     _embedder: Any = None
+    _client: GraphdClient | None = None
 
     @property
     def fingerprint(self) -> str:
@@ -65,6 +66,18 @@ class BuildContext:
         return connect(
             self.ws, autostart=not self.hosted, idle_timeout=self.config.graphd.idle_timeout_seconds
         )
+
+    def build_client(self) -> GraphdClient:
+        """One connection to graphd for the whole build (a new one costs a handshake and a ping each time);
+        closed by close_build_client when the build ends."""
+        if self._client is None:
+            self._client = self.graphd()
+        return self._client
+
+    def close_build_client(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
     def store(self) -> ContentStore:
         if self._store is None:

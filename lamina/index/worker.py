@@ -371,44 +371,59 @@ def step_generation(ctx: BuildContext) -> None:
     ids = sorted({version for columns in shards for version in columns["id"]})
     count, digest = sorted_membership_digest(ids)  # ids: sorted, unique
     ctx.progress.finish()
-    with ctx.graphd() as client:
+    client = ctx.build_client()
+    if client.call("ping").get("graph_version") != manifest["graph_version"]:  # else: graphd has this graph
         client.call("graph.import", files=read_graph_files(ctx.ws.root, ctx.config.graph.paths))
-        gen = client.call(
-            "gen.begin",
-            identity=ctx.identity.key,
-            manifest=manifest,
-            expected_count=count,
-            expected_digest=digest,
-        )["generation"]
-        try:
-            missing: list[str] = []  # members the index store lacks: graphd answers with each batch
+    base, added, removed = _delta_base(ctx), [], []
+    if base is not None:
+        members = set(ids)
+        added, removed = sorted(members - base[1]), sorted(base[1] - members)
+        if len(added) + len(removed) > DELTA_MAX_FRACTION * len(ids):
+            base = None
+    begun = client.call(
+        "gen.begin",
+        identity=ctx.identity.key,
+        manifest=manifest,
+        expected_count=count,
+        expected_digest=digest,
+        base=base[0] if base else None,
+    )
+    gen = begun["generation"]
+    try:
+        missing: list[str] = []  # members the index store lacks: graphd answers with each batch
+        if base is not None and begun.get("based_on") == base[0]:  # declare only what changed
+            batch = pa.table({"id": pa.array(added, type=pa.string())})
+            missing = client.call_table("gen.members", batch, generation=gen, remove=removed)["missing"]
+            ctx.stats["members_sent"] = len(added) + len(removed)
+        else:
             for i in range(0, len(ids), 20_000):
                 batch = pa.table({"id": ids[i : i + 20_000]})
                 missing += client.call_table("gen.members", batch, generation=gen)["missing"]
-            wanted = set(missing)  # where each version to upload sits (a small set after an edit)
-            where = {
-                version: (n, i)
-                for n, columns in enumerate(shards)
-                for i, version in enumerate(columns["id"])
-                if version in wanted
-            }
-            ctx.progress.start("uploading versions", len(missing))
-            for i in range(0, len(missing), UPLOAD_BATCH_ROWS):
-                batch = [
-                    _record(shards[n], row)
-                    for n, row in map(where.__getitem__, missing[i : i + UPLOAD_BATCH_ROWS])
-                ]
-                client.call_table("index.put", _version_table(ctx, batch))
-                ctx.progress.advance(len(batch))
-            ctx.progress.finish()
-            ctx.progress.check()  # a cancelled build must not activate anything
-            result = client.call("gen.commit", generation=gen)
-        except BaseException as exc:
-            try:
-                client.call("gen.fail", generation=gen, reason=f"{type(exc).__name__}: {exc}")
-            except (LaminaError, OSError):
-                pass
-            raise
+            ctx.stats["members_sent"] = len(ids)
+        wanted = set(missing)  # where each version to upload sits (a small set after an edit)
+        where = {
+            version: (n, i)
+            for n, columns in enumerate(shards)
+            for i, version in enumerate(columns["id"])
+            if version in wanted
+        }
+        ctx.progress.start("uploading versions", len(missing))
+        for i in range(0, len(missing), UPLOAD_BATCH_ROWS):
+            batch = [
+                _record(shards[n], row)
+                for n, row in map(where.__getitem__, missing[i : i + UPLOAD_BATCH_ROWS])
+            ]
+            client.call_table("index.put", _version_table(ctx, batch))
+            ctx.progress.advance(len(batch))
+        ctx.progress.finish()
+        ctx.progress.check()  # a cancelled build must not activate anything
+        result = client.call("gen.commit", generation=gen)
+    except BaseException as exc:
+        try:
+            client.call("gen.fail", generation=gen, reason=f"{type(exc).__name__}: {exc}")
+        except (LaminaError, OSError):
+            pass
+        raise
     chunks_total = sum(len(columns["id"]) for columns in shards[1:])
     embedded = ctx.stats.get("chunks_embedded", 0)
     ctx.stats.update(
@@ -422,8 +437,26 @@ def step_generation(ctx: BuildContext) -> None:
         ctx.path(ACTIVE_FILE),
         {"generation": result["generation"], "manifest": manifest, "digest": result["digest"]},
     )
+    _ACTIVATED[str(ctx.build_dir)] = (result["generation"], frozenset(ids))
     write_json_atomic(ctx.path(FINGERPRINT_FILE), ctx.fingerprint_record(result["generation"]))
 
 
 def active_record(ctx_dir: Path) -> dict[str, Any] | None:
     return read_json(ctx_dir / ACTIVE_FILE)
+
+
+# Build dir -> (generation this process activated there, its members). graphd hosts build after build of
+# the same identity: the next one declares only the members that changed since (a one-file edit at
+# 16,700 chunks: 2 ids instead of 16,700; graphd starts the pending set from the current generation's).
+_ACTIVATED: dict[str, tuple[str, frozenset[str]]] = {}
+DELTA_MAX_FRACTION = 0.25  # beyond this share of changed members, declaring them all is as cheap
+
+
+def _delta_base(ctx: BuildContext) -> tuple[str, frozenset[str]] | None:
+    """The generation to declare members against: the one this process last activated for this identity,
+    if it is still the current one (as far as this build dir knows; graphd checks it too)."""
+    last = _ACTIVATED.get(str(ctx.build_dir))
+    active = active_record(ctx.build_dir)
+    if last is None or not active or active.get("generation") != last[0]:
+        return None
+    return last
