@@ -90,7 +90,6 @@ class GraphDaemon:
             "stop": self.op_stop,
             "graph.import": self.op_graph_import,
             "graph.roots": self.op_graph_roots,
-            "index.missing": self.op_index_missing,
             "index.put": self.op_index_put,
             "gen.begin": self.op_gen_begin,
             "gen.members": self.op_gen_members,
@@ -172,10 +171,6 @@ class GraphDaemon:
     def op_graph_roots(self, header: dict[str, Any], payload: bytes) -> Reply:
         return {"roots": self.product.roots(), "graph_version": self.product.graph_version()}, b""
 
-    def op_index_missing(self, header: dict[str, Any], payload: bytes) -> Reply:
-        ids = _require(header, "ids", list)
-        return {"missing": self.index.missing_versions([str(i) for i in ids])}, b""
-
     def op_index_put(self, header: dict[str, Any], payload: bytes) -> Reply:
         table = protocol.decode_table(payload)
         return {"added": self.index.put_versions(table)}, b""
@@ -198,7 +193,7 @@ class GraphDaemon:
 
     def op_gen_members(self, header: dict[str, Any], payload: bytes) -> Reply:
         """Declare members; the reply names those the index store lacks (what the worker must upload), so
-        a build sends its 16,000 ids once rather than again for `index.missing`."""
+        a build needs no second pass over its ids to learn what to upload."""
         gen_id = _require(header, "generation", str)
         removed = header.get("remove", [])
         if not isinstance(removed, list):
