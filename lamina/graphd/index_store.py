@@ -322,8 +322,10 @@ class IndexStore:
         return based
 
     def _activated_members(self, gen_id: str) -> list[str]:
+        """The members of an activated generation; those of the one this store activated last without a read
+        (callers copy, never mutate)."""
         last = self._last_activated
-        return list(last[1]) if last is not None and last[0] == gen_id else self.members(gen_id)
+        return last[1] if last is not None and last[0] == gen_id else self.members(gen_id)
 
     def generation(self, gen_id: str) -> GenerationInfo | None:
         rows = self._rows(
@@ -570,14 +572,11 @@ class IndexStore:
         return pa.concat_tables([stored, *(row.cast(stored.schema) for row in remembered)])
 
     def _stored_documents(self, version_ids: Sequence[str]) -> pa.Table:
-        columns = (
-            "v.id AS id, v.kind AS kind, v.path AS path, v.symbol AS symbol, v.symbol_kind AS symbol_kind, "
-            "v.language AS language, v.start_line AS start_line, v.end_line AS end_line, v.part AS part, "
-            "v.meta AS meta"
-        )
+        *own, text, vector = DOCUMENT_COLUMNS  # the version's own fields, then its text and vector
+        columns = ", ".join(f"v.{name} AS {name}" for name in own)
         main = self.conn.execute(
             "UNWIND $ids AS i MATCH (v:DocVersion {id: i}) MATCH (t:Text {digest: v.text_digest}) "
-            f"OPTIONAL MATCH (e:Embedding {{key: v.emb_key}}) RETURN {columns}, t.text AS text, e.vector AS vector",
+            f"OPTIONAL MATCH (e:Embedding {{key: v.emb_key}}) RETURN {columns}, t.text AS {text}, e.vector AS {vector}",
             {"ids": list(version_ids)},
         ).get_as_arrow()
         parts = self._rows(
