@@ -6,8 +6,6 @@ and a test keeps the two in step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 # code -> (exit status, default hint)
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "LAMINA_USAGE": (2, "Run `lamina --help` for the commands and their options."),
@@ -45,17 +43,22 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
 STALE_EXIT_STATUS = 1  # `prepare --check` when the index is not fresh
 
 
-# Not frozen: Python assigns __traceback__ (and contextlib re-raises through it), which a frozen dataclass
-# refuses with FrozenInstanceError. Treat instances as immutable all the same.
-@dataclass(eq=False)
 class LaminaError(Exception):
-    code: str
-    message: str
-    hint: str = ""
+    """A failure the user sees: a code from ERROR_CODES, a message, and a hint (the code's default when
+    empty). A plain class rather than a dataclass: this module is on every fast path (`prepare --check`, a
+    plain `prepare` answered by graphd), and importing dataclasses costs ~10 ms there. Treat instances as
+    immutable."""
 
-    def __post_init__(self) -> None:
-        if self.code not in ERROR_CODES:
-            raise ValueError(f"unknown error code {self.code}")
+    def __init__(self, code: str, message: str, hint: str = "") -> None:
+        if code not in ERROR_CODES:
+            raise ValueError(f"unknown error code {code}")
+        super().__init__(code, message, hint)
+        self.code = code
+        self.message = message
+        self.hint = hint
+
+    def __repr__(self) -> str:
+        return f"LaminaError(code={self.code!r}, message={self.message!r}, hint={self.hint!r})"
 
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"

@@ -18,10 +18,9 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-import blake3
-
 from lamina.constants import BUILDS_DIR_NAME, DATA_DIR_NAME
 from lamina.errors import LaminaError
+from lamina.graphd import address
 from lamina.repo.git import RepoLocation, locate
 
 SECRET_BYTES = 32
@@ -45,11 +44,11 @@ class Workspace:
 
     @property
     def secret_path(self) -> Path:
-        return self.data_dir / "secret"
+        return Path(address.secret_path(str(self.common_dir)))
 
     @property
     def socket_path(self) -> Path:
-        return self.run_dir / "graphd.sock"
+        return Path(address.socket_path(str(self.common_dir)))
 
     @property
     def pid_path(self) -> Path:
@@ -83,8 +82,7 @@ def private_dir(path: Path) -> Path:
 
 
 def runtime_base() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or "/tmp"
-    return Path(base) / f"lamina-{os.getuid()}"
+    return Path(address.runtime_base())
 
 
 def workspace_for(location: RepoLocation, store_override: str | None = None) -> Workspace:
@@ -93,13 +91,12 @@ def workspace_for(location: RepoLocation, store_override: str | None = None) -> 
     store_dir = Path(store).expanduser() if store else data_dir / "store"
     if not store_dir.is_absolute():
         store_dir = location.root / store_dir
-    repo_hash = blake3.blake3(str(location.common_dir).encode()).hexdigest()[:16]
     return Workspace(
         root=location.root,
         common_dir=location.common_dir,
         data_dir=data_dir,
         store_dir=store_dir,
-        run_dir=runtime_base() / repo_hash,
+        run_dir=Path(address.run_dir(str(location.common_dir))),
     )
 
 

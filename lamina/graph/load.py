@@ -57,19 +57,18 @@ class GraphProblem:
         return f"{self.file}: {where}{who}{self.message}"
 
 
-@dataclass(eq=False)
 class GraphInvalid(LaminaError):
     """LAMINA_GRAPH_INVALID with the structured problems attached (the message lists them too)."""
 
-    problems: tuple[GraphProblem, ...] = ()
+    def __init__(self, message: str, problems: tuple[GraphProblem, ...]) -> None:
+        super().__init__("LAMINA_GRAPH_INVALID", message)
+        self.problems = problems
 
 
 def graph_invalid(problems: Sequence[GraphProblem]) -> GraphInvalid:
     count = len(problems)
     header = f"the product graph has {count} problem{'s' if count != 1 else ''}:"
-    return GraphInvalid(
-        "LAMINA_GRAPH_INVALID", "\n".join([header, *(str(p) for p in problems)]), problems=tuple(problems)
-    )
+    return GraphInvalid("\n".join([header, *(str(p) for p in problems)]), tuple(problems))
 
 
 # --- Table schemas -------------------------------------------------------------------------------

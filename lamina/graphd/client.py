@@ -9,98 +9,16 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lamina.constants import GRAPHD_START_TIMEOUT_SECONDS
 from lamina.errors import LaminaError
-from lamina.graphd import protocol
+from lamina.graphd.protocol import GraphdClient
 from lamina.workspace import Workspace, ensure_dirs, read_or_create_secret
 
-if TYPE_CHECKING:
-    import pyarrow as pa
-
-
-class GraphdClient:
-    def __init__(self, ws: Workspace, key: bytes, sock: socket.socket) -> None:
-        self.ws = ws
-        self.key = key
-        self.sock = sock
-        self.nonce = protocol.read_greeting(sock)
-        self.seq = 0
-        self.last_server_ms: float | None = None
-
-    def close(self) -> None:
-        self.sock.close()
-
-    def __enter__(self) -> GraphdClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def request(
-        self, op: str, payload: bytes = b"", on_progress: Callable[[str], None] | None = None, **fields: Any
-    ) -> tuple[dict[str, Any], bytes]:
-        """One request and its reply. A long request (a hosted build) may first send progress frames:
-        same sequence number, `more: true`, a strictly increasing `n`; each goes to on_progress."""
-        self.seq += 1
-        seq = self.seq
-        frame_bytes = protocol.encode_frame(
-            self.key, self.nonce, protocol.TO_SERVER, seq, {"op": op, **fields}, payload
-        )
-        try:
-            self.sock.sendall(frame_bytes)
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            raise LaminaError(
-                "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
-            ) from exc
-        last_progress = 0
-        while True:
-            frame = self._read_reply(op, seq)
-            header = frame.header
-            if not header.get("more"):
-                break
-            n = header.get("n")
-            if not isinstance(n, int) or n <= last_progress:
-                raise LaminaError("LAMINA_GRAPHD_AUTH", f"progress frame {n!r} is not after {last_progress}")
-            last_progress = n
-            if on_progress is not None:
-                on_progress(str(header.get("progress", "")))
-        if not header.get("ok"):
-            err = header.get("error") or {}
-            code = err.get("code", "LAMINA_INTERNAL")
-            raise LaminaError(
-                code if isinstance(code, str) else "LAMINA_INTERNAL",
-                str(err.get("message", "graphd refused the request")),
-                str(err.get("hint", "")),
-            )
-        return header, frame.payload
-
-    def _read_reply(self, op: str, seq: int) -> protocol.Frame:
-        try:
-            body = protocol.read_body(self.sock)
-        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
-            raise LaminaError(
-                "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
-            ) from exc
-        frame = protocol.open_body(self.key, self.nonce, protocol.TO_CLIENT, body, seq - 1)
-        if frame.seq != seq:
-            raise LaminaError("LAMINA_PROTOCOL", f"graphd answered sequence {frame.seq} to request {seq}")
-        return frame
-
-    def call(
-        self, op: str, payload: bytes = b"", on_progress: Callable[[str], None] | None = None, **fields: Any
-    ) -> dict[str, Any]:
-        """The reply's fields, without the envelope (`ok`, and graphd's own `server_ms` timing)."""
-        header = self.request(op, payload, on_progress, **fields)[0]
-        header.pop("ok", None)
-        self.last_server_ms = header.pop("server_ms", None)
-        return header
-
-    def call_table(self, op: str, table: pa.Table, **fields: Any) -> dict[str, Any]:
-        return self.call(op, protocol.encode_table(table), **fields)
+__all__ = ["GraphdClient", "connect", "status", "stop"]
 
 
 def _try_connect(ws: Workspace) -> socket.socket | None:
@@ -204,7 +122,7 @@ def _try_client(ws: Workspace, key: bytes) -> GraphdClient | None:
     if sock is None:
         return None
     try:
-        client = GraphdClient(ws, key, sock)
+        client = GraphdClient(key, sock)
         client.call("ping")
         return client
     except (ConnectionResetError, EOFError, BrokenPipeError, LaminaError):
