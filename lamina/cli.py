@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
+    from lamina.errors import LaminaError
+
     Handler = Callable[[argparse.Namespace], Any]
 
 
@@ -74,8 +76,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 def quick_answer(argv: list[str]) -> int | None:
-    """`work prepare TASK --check [--json]` and `hook run` when the quick check proves the index fresh
-    (exit 0, the same output as the full path); None sends the command down the full path."""
+    """The command's exit status when a fast path answered it; None sends it down the full path.
+    `work prepare TASK --check [--json]` and `hook run` ask the quick check (lamina/index/freshness.py),
+    which proves the index fresh in little more than the time of `git status`; a plain `work prepare TASK`
+    asks a running graphd in one round trip (lamina/index/hosted_prepare.py). Output and exit statuses
+    are those of the full path."""
     import os
 
     rest = argv[2:]
@@ -90,7 +95,7 @@ def quick_answer(argv: list[str]) -> int | None:
     )
     hook = argv == ["hook", "run"]
     if not (check or hook):
-        return None
+        return prepared_by_graphd(argv)
     from lamina.index.freshness import quick_check
 
     label = quick_check(os.getcwd())
@@ -107,11 +112,49 @@ def quick_answer(argv: list[str]) -> int | None:
     return 0
 
 
+def prepared_by_graphd(argv: list[str]) -> int | None:
+    """A plain `work prepare` answered by a running graphd, printed as cmd_prepare prints it."""
+    from lamina.errors import LaminaError
+    from lamina.index.hosted_prepare import prepare_via_graphd
+
+    try:
+        reply = prepare_via_graphd(argv)
+    except LaminaError as err:
+        return report_error(err, as_json="--json" in argv)
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    if reply is None:
+        return None
+    packet = reply["packet"]
+    if reply["json"]:
+        import json
+
+        sys.stdout.write(json.dumps(packet, indent=2, sort_keys=False) + "\n")
+        return 0
+    from lamina.index.progress import build_summary
+    from lamina.packet import render_packet
+
+    sys.stderr.write(build_summary(reply.get("stats")) + "\n")
+    sys.stdout.write(render_packet(packet).rstrip("\n") + "\n")
+    return 0
+
+
+def report_error(err: LaminaError, as_json: bool) -> int:
+    """A LaminaError as the user sees it (a JSON object on stdout with --json); its exit status."""
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(err.to_json()) + "\n")
+    else:
+        sys.stderr.write(f"{err.code}: {err.message}\nhint: {err.effective_hint}\n")
+    return err.exit_status
+
+
 def main(argv: list[str] | None = None) -> int:
     quick = quick_answer(sys.argv[1:] if argv is None else argv)
     if quick is not None:
         return quick
-    import json
 
     from lamina.errors import LaminaError
 
@@ -128,11 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = handler(args)
     except LaminaError as err:
-        if getattr(args, "json", False):
-            sys.stdout.write(json.dumps(err.to_json()) + "\n")
-        else:
-            sys.stderr.write(f"{err.code}: {err.message}\nhint: {err.effective_hint}\n")
-        return err.exit_status
+        return report_error(err, as_json=getattr(args, "json", False))
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         return 130

@@ -11,6 +11,7 @@ from typing import Any
 
 from lamina.cli import add_json_flag, command_group, emit
 from lamina.errors import STALE_EXIT_STATUS, LaminaError
+from lamina.index.progress import build_summary
 
 DODO_TEMPLATE = '''"""doit entry point for Lamina's index (written by `lamina init`): `doit list`, `doit info generation`."""
 
@@ -81,15 +82,6 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def _build_summary(stats: dict[str, Any] | None) -> str:
-    if stats is None:
-        return "index is fresh; nothing to build"
-    return (
-        f"built {stats['generation']}: {stats['files_scanned']} files, {stats['chunks_total']} chunks "
-        f"({stats['chunks_embedded']} embedded, {stats['chunks_reused']} reused) in {stats['seconds']} s"
-    )
-
-
 def cmd_prepare(args: argparse.Namespace) -> int:
     from lamina.index.build import is_fresh, sync
 
@@ -110,7 +102,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
     question = {"task": args.task, "workflow": args.workflow, "fresh": True}
     stats = sync(ctx, then_prepare=question)
     if not args.json:
-        sys.stderr.write(_build_summary(stats) + "\n")
+        sys.stderr.write(build_summary(stats) + "\n")
     packet = ctx.prepared_packet or _query(ctx, "query.prepare", **question)
     from lamina.packet import render_packet
 
@@ -189,7 +181,7 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
     stats = sync(_context(args), reset=True) or {}
     invalidated = stats.pop("invalidated", None)
-    emit(args, {"invalidated": invalidated, "last_build": stats}, _build_summary(stats))
+    emit(args, {"invalidated": invalidated, "last_build": stats}, build_summary(stats))
     return 0
 
 
@@ -292,7 +284,7 @@ def cmd_hook_run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     cmd_graph_check(argparse.Namespace(paths=[], json=False))
     stats = sync(_context(args, allow_lexical=True))
-    sys.stderr.write(_build_summary(stats) + f" ({time.monotonic() - started:.2f} s)\n")
+    sys.stderr.write(build_summary(stats) + f" ({time.monotonic() - started:.2f} s)\n")
     return 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lamina.errors import ERROR_CODES
 from tests.conftest import run_lamina
 from tests.helpers import EXAMPLE_GRAPH, git, make_repo
 
@@ -121,6 +122,56 @@ def test_the_quick_check_answers_fresh_like_the_full_check(repo: Path) -> None:
     (repo / "src" / "refunds.py").write_text("def refund_all():\n    return 0\n")
     status_, out, imported = _check(repo)
     assert status_ == 1 and out.startswith("index is stale") and "lamina.index.build" in imported
+
+
+def _prepare_importing(
+    repo: Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[int, str, set[str]]:
+    """`work prepare --json`: exit status, stdout, and the modules the command imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "lamina.cli", "work", "prepare", "capture payment",
+         "--json", *extra],
+        cwd=repo, capture_output=True, text=True, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
+    return proc.returncode, proc.stdout, imported
+
+
+def test_a_plain_prepare_is_answered_by_a_running_graphd(repo: Path) -> None:
+    """With graphd running, `prepare` sends it only the worktree, the question and its environment: graphd
+    decides freshness, builds and answers (lamina/index/hosted_prepare.py). The client parses no
+    lamina.toml and runs no git; the packet is the one the full path gives."""
+    first = prepare(repo)["index"]["generation"]
+    path = repo / "src/refunds.py"
+    path.write_text(path.read_text() + "\n\ndef refund_fee(order):\n    return 1\n")
+    code, out, imported = _prepare_importing(repo)
+    assert code == 0, out
+    assert not {"lamina.index.build", "lamina.config", "tomllib", "subprocess"} & imported
+    packet = json.loads(out)
+    st = status(repo)
+    assert packet["index"]["generation"] == st["generation"] != first and st["fresh"] is True
+    assert st["last_build"]["hosted"] is True and st["last_build"]["chunks_embedded"] >= 1
+    # Another environment (any LAMINA_ or GIT_ variable, HOME, PATH…) is not graphd's to judge: the
+    # full path answers, with the same packet.
+    code, out, imported = _prepare_importing(repo, env={"LAMINA_SOMETHING_ELSE": "1"})
+    assert code == 0 and "lamina.index.build" in imported
+    assert json.loads(out) == packet
+    # graphd's errors reach the user as the full path reports them: code, hint, exit status.
+    code, out, imported = _prepare_importing(repo, "--workflow", "no-such-workflow")
+    assert "lamina.index.build" not in imported
+    assert code == ERROR_CODES["LAMINA_UNKNOWN_WORKFLOW"][0]
+    assert json.loads(out)["error"]["code"] == "LAMINA_UNKNOWN_WORKFLOW"
+
+
+def test_graphd_does_not_answer_for_a_client_with_another_runtime(repo: Path, tmp_path: Path) -> None:
+    """graphd runs with the model of the LAMINA_HOME it was started with; a client whose LAMINA_HOME has
+    no runtime must get its own answer (the runtime is missing), not a packet made with graphd's model."""
+    prepare(repo)
+    proc = run_lamina(
+        "work", "prepare", "capture payment", "--json", cwd=repo, env={"LAMINA_HOME": str(tmp_path / "empty")}
+    )
+    assert proc.returncode == ERROR_CODES["LAMINA_RETRIEVAL_INTEGRITY"][0], proc.stdout
+    assert json.loads(proc.stdout)["error"]["code"] == "LAMINA_RETRIEVAL_INTEGRITY"
 
 
 def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:

@@ -238,3 +238,39 @@ def test_finding_the_repository_without_git_agrees_with_git(tmp_path: Path) -> N
         assert answer is not None
         assert find_location(str(start)) == parse_location(str(start), answer)
     assert find_location(str(tmp_path)) is None  # not inside a repository
+
+
+@pytest.mark.parametrize(
+    ("argv", "question"),
+    [
+        (["work", "prepare", "refund an order"], {"task": "refund an order", "workflow": None}),
+        (["work", "prepare", "x", "--json", "--quiet"], {"task": "x", "json": True, "quiet": True}),
+        (["work", "prepare", "--workflow", "refund-order", "x"], {"task": "x", "workflow": "refund-order"}),
+        (["work", "prepare", "x", "--workflow=refund-order"], {"task": "x", "workflow": "refund-order"}),
+        (["work", "prepare", "x", "--check"], None),  # the quick check's, or the full path's
+        (["work", "prepare", "x", "--require-cached"], None),
+        (["work", "prepare", "x", "--workflow"], None),  # argparse reports the usage error
+        (["work", "prepare", "x", "y"], None),
+        (["work", "prepare", "--help"], None),
+        (["work", "prepare"], None),
+        (["context", "search", "x"], None),
+    ],
+)
+def test_only_a_plain_prepare_takes_the_round_trip_to_graphd(argv: list[str], question: dict | None) -> None:
+    from lamina.index.hosted_prepare import plain_prepare
+
+    parsed = plain_prepare(argv)
+    if question is None:
+        assert parsed is None
+    else:
+        assert parsed is not None and {k: parsed[k] for k in question} == question
+
+
+def test_the_environment_graphd_compares_names_what_changes_a_prepare() -> None:
+    from lamina.index.hosted_prepare import relevant_environment
+
+    environ = {"LAMINA_HOME": "/h", "LAMINA_STORE": "/s", "GIT_DIR": "/g", "PATH": "/bin", "HOME": "/home/u",
+               "TERM": "xterm", "LANG": "C", "PWD": "/x"}  # fmt: skip
+    assert relevant_environment(environ) == {
+        "LAMINA_HOME": "/h", "LAMINA_STORE": "/s", "GIT_DIR": "/g", "PATH": "/bin", "HOME": "/home/u"
+    }  # fmt: skip

@@ -20,12 +20,16 @@ import os
 import select
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lamina.errors import LaminaError
 from lamina.index.progress import BuildCancelled, Progress
+
+if TYPE_CHECKING:
+    from lamina.index.context import BuildContext
 
 log = logging.getLogger("lamina.graphd")
 
@@ -108,16 +112,10 @@ class BuildHost:
         for event in list(self.active):
             event.set()
 
-    def run(self, header: dict[str, Any], conn: socket.socket, send: SendProgress) -> dict[str, Any]:
-        from lamina.index.build import context_for, ensure_fresh
-
-        worktree = header.get("worktree")
-        store = header.get("store")
-        model_digest = header.get("model_digest")
-        if not all(isinstance(v, str) for v in (worktree, store, model_digest)):
-            raise LaminaError("LAMINA_PROTOCOL", "build needs worktree, store and model_digest strings")
-        assert isinstance(worktree, str) and isinstance(store, str) and isinstance(model_digest, str)
-        force, reset = _flag(header, "force"), _flag(header, "reset")
+    @contextmanager
+    def _hosting(self, header: dict[str, Any], conn: socket.socket, send: SendProgress) -> Iterator[Progress]:
+        """One hosted build's session: progress frames to the client, cancellation when it goes away,
+        and graphd's one-build-at-a-time lock."""
         cancelled = threading.Event()
         progress = Progress(
             stream=FrameStream(send, _flag(header, "tty"), cancelled),  # type: ignore[arg-type]
@@ -131,33 +129,98 @@ class BuildHost:
                 progress.note("waiting for another build that graphd is running …")
                 self.lock.acquire()
             try:
-                ctx = context_for(
-                    Path(worktree),
-                    require_cached=_flag(header, "require_cached"),
-                    progress=progress,
-                    allow_lexical=not model_digest,
-                    hosted=True,
-                )
-                if ctx.ws.data_dir != self.data_dir:
-                    raise LaminaError("LAMINA_PROTOCOL", f"{worktree} is not a worktree of this repository")
-                if ctx.model_digest != model_digest:
-                    return {"hosted": False, "reason": "graphd sees another installed model (LAMINA_HOME)"}
-                if ctx.quick != header.get("quick"):  # another Lamina version, or an edit that landed since
-                    return {"hosted": False, "reason": "graphd sees the working tree differently"}
-                ctx.ws = dataclasses.replace(ctx.ws, store_dir=Path(store))
-                if ctx.model_digest:
-                    try:
-                        ctx.shared_embedder = self.shared_embedder(ctx.model_digest)
-                    except LaminaError as err:
-                        return {"hosted": False, "reason": f"graphd cannot load the model: {err.message}"}
-                try:
-                    stats = ensure_fresh(ctx, force=force, reset=reset)
-                except BuildCancelled:
-                    log.info("build of %s cancelled: its client disconnected", ctx.identity.label)
-                    raise LaminaError("LAMINA_INTERRUPTED", "the build was cancelled") from None
-                return {"hosted": True, "stats": stats}
+                yield progress
             finally:
                 self.lock.release()
         finally:
             self.active.discard(cancelled)
             stop_watching()
+
+    def _context(self, worktree: str, progress: Progress, **options: Any) -> BuildContext:
+        from lamina.index.build import context_for
+
+        ctx = context_for(Path(worktree), progress=progress, hosted=True, **options)
+        if ctx.ws.data_dir != self.data_dir:
+            raise LaminaError("LAMINA_PROTOCOL", f"{worktree} is not a worktree of this repository")
+        return ctx
+
+    def _load_model(self, ctx: BuildContext) -> str | None:
+        """Give the build graphd's loaded model; the reason it cannot, if so."""
+        if ctx.model_digest:
+            try:
+                ctx.shared_embedder = self.shared_embedder(ctx.model_digest)
+            except LaminaError as err:
+                return f"graphd cannot load the model: {err.message}"
+        return None
+
+    def run(self, header: dict[str, Any], conn: socket.socket, send: SendProgress) -> dict[str, Any]:
+        """A `build` request: the client computed its view of the working tree (the quick key) and the
+        model and store it would use; graphd builds only when it sees exactly the same."""
+        from lamina.index.build import ensure_fresh
+
+        worktree = header.get("worktree")
+        store = header.get("store")
+        model_digest = header.get("model_digest")
+        if not all(isinstance(v, str) for v in (worktree, store, model_digest)):
+            raise LaminaError("LAMINA_PROTOCOL", "build needs worktree, store and model_digest strings")
+        assert isinstance(worktree, str) and isinstance(store, str) and isinstance(model_digest, str)
+        force, reset = _flag(header, "force"), _flag(header, "reset")
+        with self._hosting(header, conn, send) as progress:
+            ctx = self._context(
+                worktree,
+                progress,
+                require_cached=_flag(header, "require_cached"),
+                allow_lexical=not model_digest,
+            )
+            if ctx.model_digest != model_digest:
+                return {"hosted": False, "reason": "graphd sees another installed model (LAMINA_HOME)"}
+            if ctx.quick != header.get("quick"):  # another Lamina version, or an edit that landed since
+                return {"hosted": False, "reason": "graphd sees the working tree differently"}
+            ctx.ws = dataclasses.replace(ctx.ws, store_dir=Path(store))
+            reason = self._load_model(ctx)
+            if reason is not None:
+                return {"hosted": False, "reason": reason}
+            return {
+                "hosted": True,
+                "stats": self._build(ctx, lambda: ensure_fresh(ctx, force=force, reset=reset)),
+            }
+
+    def prepare(
+        self, header: dict[str, Any], conn: socket.socket, send: SendProgress, force: bool = False
+    ) -> dict[str, Any]:
+        """A `prepare` request (lamina/index/hosted_prepare.py): the client sent only its worktree, question
+        and environment, so graphd decides freshness itself, as the client's full path would have — when
+        its own environment is the client's. Returns the build statistics (None when the index was fresh)
+        and the identity to ask the packet for."""
+        from lamina.index.build import ensure_fresh, quick_fresh
+        from lamina.index.hosted_prepare import relevant_environment
+
+        worktree, workflow = header.get("worktree"), header.get("workflow")
+        if not isinstance(worktree, str) or not (workflow is None or isinstance(workflow, str)):
+            raise LaminaError(
+                "LAMINA_PROTOCOL", "prepare needs a worktree string (and workflow: string or null)"
+            )
+        if header.get("environment") != relevant_environment(os.environ):
+            return {"hosted": False, "reason": "graphd runs with another environment"}
+        with self._hosting(header, conn, send) as progress:
+            try:
+                ctx = self._context(worktree, progress)
+            except LaminaError as err:  # as `work prepare` does: an explicit workflow continues lexical-only
+                if err.code != "LAMINA_RETRIEVAL_INTEGRITY" or not workflow:
+                    raise
+                ctx = self._context(worktree, progress, allow_lexical=True)
+            if not force and quick_fresh(ctx):
+                return {"hosted": True, "stats": None, "identity": ctx.identity.key}
+            reason = self._load_model(ctx)
+            if reason is not None:
+                return {"hosted": False, "reason": reason}
+            stats = self._build(ctx, lambda: ensure_fresh(ctx, force=force))
+            return {"hosted": True, "stats": stats, "identity": ctx.identity.key}
+
+    @staticmethod
+    def _build(ctx: BuildContext, build: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+        try:
+            return build()
+        except BuildCancelled:
+            log.info("build of %s cancelled: its client disconnected", ctx.identity.label)
+            raise LaminaError("LAMINA_INTERRUPTED", "the build was cancelled") from None

@@ -30,6 +30,7 @@ from lamina.constants import (
 )
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
+from lamina.graphd.hosting import BuildHost, SendProgress
 from lamina.graphd.index_store import IndexStore, StorageFailure
 from lamina.workspace import Workspace, ensure_dirs, open_workspace, read_or_create_secret
 
@@ -79,7 +80,6 @@ class GraphDaemon:
             log.info(
                 "abandoned %d pending generation(s) left by a previous run: %s", len(abandoned), abandoned
             )
-        from lamina.graphd.hosting import BuildHost
         from lamina.retrieval.service import RetrievalService
 
         self.retrieval = RetrievalService(self.product, self.index)
@@ -356,7 +356,7 @@ class GraphDaemon:
                     return
                 last_seq = frame.seq
                 self.last_activity = time.monotonic()
-                if frame.header.get("op") == "build":
+                if frame.header.get("op") in ("build", "prepare"):
                     header, out_payload = self.host_build(conn, nonce, frame)
                 else:
                     header, out_payload = self.dispatch(frame)
@@ -391,13 +391,18 @@ class GraphDaemon:
 
         started = time.perf_counter()
         try:
-            header = self.builds.run(frame.header, conn, send_progress)
+            if frame.header["op"] == "prepare":
+                header = self.builds.prepare(frame.header, conn, send_progress)
+            else:
+                header = self.builds.run(frame.header, conn, send_progress)
             built = time.perf_counter()
+            if frame.header["op"] == "prepare" and header.get("hosted"):
+                header["packet"] = self.packet_after_prepare(frame.header, header, conn, send_progress)
             then = frame.header.get("then_prepare")
-            if header.get("hosted") and isinstance(then, dict):
+            if frame.header["op"] == "build" and header.get("hosted") and isinstance(then, dict):
                 header["packet"] = self.prepare_after_build(then)
-            if header.get("hosted"):
-                stats = header.get("stats") or {}
+            if header.get("hosted") and header.get("stats") is not None:
+                stats = header["stats"]
                 log.info(
                     "hosted build: %.0f ms to fresh (doit %s s, steps %s), then %.0f ms to the packet",
                     (built - started) * 1000, stats.get("seconds", "-"), stats.get("step_seconds", "-"),
@@ -416,6 +421,30 @@ class GraphDaemon:
         finally:
             self.last_activity = time.monotonic()
         return {"ok": True, **header, "server_ms": round((time.perf_counter() - started) * 1000, 3)}, b""
+
+    def packet_after_prepare(
+        self, request: dict[str, Any], built: dict[str, Any], conn: socket.socket, send: SendProgress
+    ) -> dict[str, Any]:
+        """The packet of a `prepare` request, once its index is fresh. When graphd has no generation
+        although the fingerprint said the index was fresh (its derived store was replaced after a schema
+        change or a corruption), rebuild once from the content store (nothing is embedded again) and ask
+        again, as the full path does (lamina/commands.py)."""
+        question = {
+            "task": request.get("task"), "workflow": request.get("workflow"),
+            "fresh": True, "identity": built["identity"],
+        }  # fmt: skip
+        try:
+            with self.db_lock:
+                return self.op_query_prepare(question, b"")[0]
+        except LaminaError as err:
+            if err.code != "LAMINA_NO_INDEX":
+                raise
+        if not request.get("quiet"):
+            send("graphd has no generation for this branch/worktree; rebuilding it\n")
+        rebuilt = self.builds.prepare(request, conn, send, force=True)
+        built["stats"] = rebuilt.get("stats")
+        with self.db_lock:
+            return self.op_query_prepare(question, b"")[0]
 
     def prepare_after_build(self, question: dict[str, Any]) -> dict[str, Any] | None:
         """The packet a client asked for with its build (the fields of a `query.prepare` request), in the

@@ -11,9 +11,19 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from typing import TextIO
+from typing import Any, TextIO
 
 PLAIN_INTERVAL_SECONDS = 5.0
+
+
+def build_summary(stats: dict[str, Any] | None) -> str:
+    """The one line a build leaves on stderr (the full statistics are in `lamina context status`)."""
+    if stats is None:
+        return "index is fresh; nothing to build"
+    return (
+        f"built {stats['generation']}: {stats['files_scanned']} files, {stats['chunks_total']} chunks "
+        f"({stats['chunks_embedded']} embedded, {stats['chunks_reused']} reused) in {stats['seconds']} s"
+    )
 
 
 class BuildCancelled(KeyboardInterrupt):

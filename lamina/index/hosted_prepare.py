@@ -1,0 +1,148 @@
+"""`lamina work prepare` in one round trip to a running graphd: the command's fast path.
+
+The full path (lamina/commands.py → lamina/index/build.py) parses lamina.toml, runs `git status`, computes
+the quick key and then asks graphd to build, which computes all of it again from the same files to check
+that it sees the working tree as the client does. In an edit loop that client work (~0.1 s of imports,
+git and hashing) is a third of the command. What can make graphd's view differ from the client's is the
+environment alone: LAMINA_HOME picks the model, LAMINA_STORE the store, GIT_* and PATH change what git
+reports. So this path sends graphd only the worktree, the question and those variables; graphd decides
+freshness, builds when needed and answers with the packet. When graphd runs with another environment, is
+not running, or does not know the request, the full path runs instead (and starts graphd when needed).
+
+It imports the standard library, blake3 and the frame protocol only.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import sys
+
+from lamina.errors import LaminaError
+
+TYPE_CHECKING = False  # not `from typing import …`: see the module docstring
+if TYPE_CHECKING:
+    from typing import Any
+
+ENVIRONMENT_NAMES = ("HOME", "PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
+ENVIRONMENT_PREFIXES = ("LAMINA_", "GIT_")
+REQUEST = "prepare"  # graphd's name for this request (lamina/graphd/server.py)
+
+
+def relevant_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
+    """The variables that can change what a prepare reads: the model, the store, what git reports."""
+    return {
+        name: value
+        for name, value in environ.items()
+        if name in ENVIRONMENT_NAMES or name.startswith(ENVIRONMENT_PREFIXES)
+    }
+
+
+def plain_prepare(argv: list[str]) -> dict[str, Any] | None:
+    """The question of `work prepare TASK [--workflow ID] [--json] [--quiet]`; None for anything else
+    (--check, --require-cached, -C, help), which the full path handles."""
+    if argv[:2] != ["work", "prepare"]:
+        return None
+    task: str | None = None
+    question: dict[str, Any] = {"workflow": None, "json": False, "quiet": False}
+    rest = iter(argv[2:])
+    for arg in rest:
+        if arg in ("--json", "--quiet"):
+            question[arg[2:]] = True
+        elif arg == "--workflow":
+            question["workflow"] = next(rest, None)
+            if question["workflow"] is None:
+                return None
+        elif arg.startswith("--workflow="):
+            question["workflow"] = arg.split("=", 1)[1]
+        elif arg.startswith("-") or task is not None:
+            return None
+        else:
+            task = arg
+    if task is None:
+        return None
+    question["task"] = task
+    return question
+
+
+def _frame_key(common_dir: str) -> bytes | None:
+    """The repository's frame key when it is there and private; None sends the full path, which reports
+    a bad key properly (lamina/workspace.py)."""
+    from lamina.graphd.address import secret_path
+
+    try:
+        fd = os.open(secret_path(common_dir), os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if stat.S_IMODE(info.st_mode) & 0o077 or info.st_uid != os.getuid():
+            return None
+        return os.read(fd, 64)
+    finally:
+        os.close(fd)
+
+
+def _connect(common_dir: str) -> socket.socket | None:
+    from lamina.graphd.address import socket_path
+
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(socket_path(common_dir))
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
+    """graphd's reply (`stats` of the build or None, `packet`, `json`) for a plain prepare, or None when the
+    full path must answer. Errors graphd reports are raised as the LaminaError they are."""
+    question = plain_prepare(argv)
+    if question is None or os.environ.get("LAMINA_BUILD_IN_PROCESS") == "1":
+        return None
+    from lamina.repo.status import find_location
+
+    location = find_location(os.getcwd())
+    if location is None:
+        return None
+    root, common_dir = location
+    key = _frame_key(common_dir)
+    sock = _connect(common_dir) if key is not None else None
+    if key is None or sock is None:
+        return None
+    from lamina.graphd.protocol import GraphdClient
+
+    quiet = question["quiet"]
+
+    def show(text: str) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    try:  # a graphd that greets and answers a ping is up (not exiting after its idle timeout)
+        client = GraphdClient(key, sock)
+        client.call("ping")
+    except (LaminaError, OSError, EOFError):
+        sock.close()
+        return None
+    with client:
+        try:
+            reply = client.call(
+                REQUEST,
+                on_progress=show,
+                worktree=root,
+                environment=relevant_environment(os.environ),
+                task=question["task"],
+                workflow=question["workflow"],
+                quiet=quiet,
+                tty=not quiet and sys.stderr.isatty(),
+            )
+        except LaminaError as err:
+            if err.code == "LAMINA_PROTOCOL" and err.message.startswith("unknown request"):
+                return None  # an older graphd: the full path asks it the old way
+            raise  # as the full path reports it, e.g. graphd killed during the build
+    if not reply.get("hosted"):
+        return None
+    reply["json"] = question["json"]
+    return reply
