@@ -22,11 +22,12 @@ MAX_REASON_TERMS = 6
 
 @dataclass(frozen=True)
 class ChunkCorpus:
-    paths: tuple[str, ...]
-    symbols: tuple[str, ...]
-    kinds: tuple[str, ...]
-    starts: tuple[int, ...]
-    ends: tuple[int, ...]
+    # Indexed by chunk (corpus order): tuples, or graphd's views of its version cache's columns.
+    paths: Sequence[str]
+    symbols: Sequence[str]
+    kinds: Sequence[str]
+    starts: Sequence[int]
+    ends: Sequence[int]
     bm25: BM25Index
     matrix: np.ndarray | None  # L2-normalised rows, or None when the generation has no embeddings
     # Chunk i's row of `matrix`; None when `matrix` has exactly one row per chunk, in order. graphd's
