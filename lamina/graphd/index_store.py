@@ -318,12 +318,13 @@ class IndexStore:
                 "t": time.time(),
             },
         )
-        self._pending_members[gen_id] = set(self._activated_members(base)) if based and base else set()
+        self._pending_members[gen_id] = set(self.activated_members(base)) if based and base else set()
         return based
 
-    def _activated_members(self, gen_id: str) -> list[str]:
-        """The members of an activated generation; those of the one this store activated last without a read
-        (callers copy, never mutate)."""
+    def activated_members(self, gen_id: str) -> list[str]:
+        """members(), answered without a read (of a 1 MB property at 16,700 members) for the generation this
+        store activated last: the base of the identity's next build and the next ranking state. Callers
+        never mutate the list."""
         last = self._last_activated
         return last[1] if last is not None and last[0] == gen_id else self.members(gen_id)
 

@@ -235,7 +235,7 @@ class VersionCache:
 def load_state(index: Any, generation: str, cache: VersionCache) -> GenerationState:
     """A generation's ranking structures: fetch what the cache lacks, assemble the rest from it."""
     info = index.generation(generation)
-    ids = index.members(generation)
+    ids = index.activated_members(generation)
     missing = cache.missing(ids)
     if missing:
         table = index.documents(missing)
