@@ -233,11 +233,11 @@ def test_known_blobs_still_honour_a_smaller_size_limit_and_modified_files(repo: 
     assert service.blob == hash_object(repo, "pkg/service.py") and service.blob not in known
 
 
-def _state(repo: Path) -> tuple[str, tuple[str, ...]]:
+def _state(repo: Path) -> tuple[str, tuple[str, ...], bytes]:
     from lamina.repo.git import working_state
 
     state = working_state(repo)
-    return state.head, state.changed
+    return state.head, state.changed, state.status_raw
 
 
 def test_reselection_equals_a_full_selection_through_every_kind_of_change(
@@ -260,10 +260,15 @@ def test_reselection_equals_a_full_selection_through_every_kind_of_change(
 
     def check(expect_full: bool = False) -> None:
         before = len(full_listings)
-        head, changed = _state(repo)
-        incremental = reselect_files(repo, config, head, changed)
+        head, changed, raw = _state(repo)
+        incremental = reselect_files(repo, config, head, changed, status_raw=raw)
         assert len(full_listings) - before == (1 if expect_full else 0)
         assert incremental == select_files(repo, config)
+        # What the status answer describes of the changed paths is what git's own listing says of them.
+        paths = sorted(changed)
+        if paths:  # (no paths would mean every path to git)
+            by_status = sorted(files_module._candidates_of(repo, paths, raw), key=lambda c: c.path)
+            assert by_status == sorted(real_candidates(repo, paths), key=lambda c: c.path)
 
     check(expect_full=True)  # the first selection in this process lists everything
     write(repo, "pkg/service.py", "class Service:\n    edited = 1\n")  # a clean file edited
@@ -289,6 +294,13 @@ def test_reselection_equals_a_full_selection_through_every_kind_of_change(
     git(repo, "checkout", "-q", "-b", "side", "HEAD~2")  # a branch switch: the diff of the two HEADs
     check()
     write(repo, "big.txt", "y" * 999)  # under the limit now
+    check()
+    write(repo, "app.py", "print('staged')\n")
+    git(repo, "add", "app.py")
+    write(repo, "app.py", "print('staged, then edited again')\n")  # differs from HEAD and from the index
+    write(repo, "later.py", "x = 1\n")
+    git(repo, "add", "-N", "later.py")  # intent to add: in the index without a blob
+    git(repo, "rm", "-q", "--cached", "big.txt")  # staged deletion; the file stays, untracked
     check()
     config = small_config(exclude=("pkg/",))  # other rules: a full selection again
     check(expect_full=True)

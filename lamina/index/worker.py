@@ -146,7 +146,12 @@ def step_manifest(ctx: BuildContext) -> None:
     from lamina.repo.files import reselect_files
 
     selection = reselect_files(
-        ctx.ws.root, ctx.config, ctx.state.head, ctx.state.changed, known=lambda: _accepted_blobs(ctx)
+        ctx.ws.root,
+        ctx.config,
+        ctx.state.head,
+        ctx.state.changed,
+        known=lambda: _accepted_blobs(ctx),
+        status_raw=ctx.state.status_raw,
     )
     shards: dict[str, list[str]] = {name: [] for name in shard_names()}
     for f in selection.files:

@@ -101,6 +101,7 @@ def reselect_files(
     head: str,
     changed: Sequence[str],
     known: Callable[[], Mapping[str, int]] | None = None,
+    status_raw: bytes | None = None,
 ) -> FileSelection:
     """select_files, re-deciding only the paths that can differ from this process's last selection in
     this worktree: those that differed from HEAD then or differ now (`changed`: git status, untracked
@@ -108,7 +109,8 @@ def reselect_files(
     both times, so its decision stands. graphd selects on every build it hosts; at 10,000 files this
     is a few git calls on a handful of paths instead of listing, parsing and deciding all 10,000.
     Falls back to a full selection (`known` supplies its blob sizes) the first time, after a change of
-    the rules, or when too many paths may differ."""
+    the rules, or when too many paths may differ. `status_raw`, the `git status` answer `changed` came
+    from, describes most re-decided paths already (_status_candidates); git is asked about the rest."""
     root = str(repo_root)
     rules = _rules_key(config)
     last = _SNAPSHOTS.pop(root, None)
@@ -118,7 +120,8 @@ def reselect_files(
     else:
         decisions = last.decisions.without(paths)
         if paths:
-            decisions.update(_decide(repo_root, config, _git_candidates(repo_root, sorted(paths)), {}))
+            candidates = _candidates_of(repo_root, sorted(paths), status_raw)
+            decisions.update(_decide(repo_root, config, candidates, {}))
     _SNAPSHOTS[root] = _Snapshot(
         head=head, rules=rules, changed=frozenset(changed) | decisions.dirty, decisions=decisions
     )
@@ -335,6 +338,47 @@ def _git_candidates(repo_root: Path, paths: Sequence[str] | None = None) -> list
         path = os.fsdecode(raw_path)
         by_path.setdefault(path, _Candidate(path=path, mode=None, index_blob=None))
     return list(by_path.values())
+
+
+def _candidates_of(repo_root: Path, paths: list[str], status_raw: bytes | None) -> list[_Candidate]:
+    """_git_candidates(repo_root, paths), taking from the status answer what it describes exactly."""
+    described = _status_candidates(status_raw) if status_raw is not None else {}
+    found = [c for c in map(described.get, paths) if c is not None]
+    rest = [p for p in paths if described.get(p) is None]
+    return found + (_git_candidates(repo_root, rest) if rest else [])
+
+
+def _status_candidates(raw: bytes) -> dict[str, _Candidate | None]:
+    """What `git status --porcelain=v2 -z --untracked-files=all` says of each path it lists, as the three
+    calls of _git_candidates would: an ordinary tracked entry (mode and blob of the index, dirty when the
+    working tree differs) and an untracked file. Renames, unmerged paths, submodules and paths absent
+    from the index map to None (ask git); saves three git processes per build after an edit."""
+    described: dict[str, _Candidate | None] = {}
+    entries = iter(raw.split(b"\0"))
+    for entry in entries:
+        if entry.startswith(b"1 "):
+            _, xy, sub, _mode_head, mode_index, _mode_tree, _blob_head, blob_index, raw_path = entry.split(
+                b" ", 8
+            )
+            path = os.fsdecode(raw_path)
+            if sub != b"N..." or mode_index == b"000000":  # a submodule, or not in the index
+                described[path] = None
+                continue
+            dirty = xy[1:2] != b"."
+            described[path] = _Candidate(
+                path=path,
+                mode=mode_index.decode("ascii"),
+                index_blob=None if dirty else blob_index.decode("ascii"),
+            )
+        elif entry.startswith(b"? "):
+            path = os.fsdecode(entry[2:])
+            described[path] = _Candidate(path=path, mode=None, index_blob=None)
+        elif entry.startswith(b"2 "):  # a rename or copy; its source path follows as the next field
+            described[os.fsdecode(entry.split(b" ", 9)[9])] = None
+            described[os.fsdecode(next(entries, b""))] = None
+        elif entry.startswith(b"u "):
+            described[os.fsdecode(entry.split(b" ", 10)[10])] = None
+    return described
 
 
 def _changed_paths(porcelain: bytes) -> set[str]:

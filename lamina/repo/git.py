@@ -4,7 +4,7 @@ working-tree state, read with as few git calls as possible (the no-op path depen
 from __future__ import annotations
 
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import blake3
@@ -41,6 +41,9 @@ class WorkingState:
     branch: str  # branch name, or "(detached)"
     changed: tuple[str, ...]  # modified, added, deleted, renamed or untracked (not ignored), sorted
     status_digest: str = ""  # blake3 of git's raw answer (part of the no-op path's quick key)
+    status_raw: bytes = field(
+        default=b"", repr=False
+    )  # that answer (file selection reads the changed paths' index entries in it)
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,11 @@ def working_state(root: Path) -> WorkingState:
         raw = git(root, *STATUS_ARGS)
     head, branch, changed = parse_status(raw)
     return WorkingState(
-        head=head, branch=branch, changed=changed, status_digest=blake3.blake3(raw).hexdigest()
+        head=head,
+        branch=branch,
+        changed=changed,
+        status_digest=blake3.blake3(raw).hexdigest(),
+        status_raw=raw,
     )
 
 
