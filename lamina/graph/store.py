@@ -27,6 +27,7 @@ import real_ladybug as lb
 
 from lamina.errors import LaminaError
 from lamina.graph.model import Edge, ProductGraph
+from lamina.graph.queries import Queries
 
 # Ladybug's `*1..` stops at this many hops unless the connection setting is raised (measured: 30).
 _LADYBUG_DEFAULT_MAX_DEPTH = 30
@@ -155,6 +156,7 @@ class ProductStore:
 
     def __init__(self, conn: lb.Connection) -> None:
         self._conn = conn
+        self._queries = Queries(conn)
         self._depth_limit = _LADYBUG_DEFAULT_MAX_DEPTH
         for statement in _ddl():
             self._conn.execute(statement)
@@ -163,14 +165,7 @@ class ProductStore:
     # --- low level ---------------------------------------------------------------------------------
 
     def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        result = self._conn.execute(query, params or {})
-        assert not isinstance(result, list)  # one statement per call
-        rows: list[list[Any]] = []
-        while result.has_next():
-            row = result.get_next()
-            assert isinstance(row, list)
-            rows.append(row)
-        return rows
+        return self._queries.rows(query, params)
 
     def _count(self, table: str) -> int:
         return int(self._rows(f"MATCH (n:{table}) RETURN count(n)")[0][0])
@@ -181,6 +176,7 @@ class ProductStore:
         if wanted > self._depth_limit:
             self._conn.execute(f"CALL var_length_extend_max_depth={int(wanted)}")
             self._depth_limit = wanted
+            self._queries.forget()  # plans made under the old depth limit
 
     # --- writing -----------------------------------------------------------------------------------
 
@@ -212,6 +208,7 @@ class ProductStore:
                 {"key": _META_VERSION_KEY, "value": version},
             )
             self._conn.execute("COMMIT")
+            self._queries.forget()  # plans made for the previous graph's sizes
         except Exception as exc:
             self._rollback()
             raise LaminaError(

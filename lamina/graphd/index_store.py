@@ -29,6 +29,7 @@ import pyarrow as pa
 
 from lamina.constants import RECENT_PART_BYTES, RECENT_VERSIONS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
 from lamina.errors import LaminaError
+from lamina.graph.queries import Queries
 from lamina.graphd import protocol
 from lamina.index.membership import all_version_ids, is_version_id, sorted_membership_digest
 
@@ -121,6 +122,7 @@ class GenerationInfo:
 class IndexStore:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
+        self.queries = Queries(conn)
         self._pending_members: dict[str, set[str]] = {}
         self._kinds: dict[str, str] | None = None  # version id -> kind of every stored version
         # Versions this process put into RecentVersion since the last fold, as documents() returns them:
@@ -144,11 +146,7 @@ class IndexStore:
 
     # --- small helpers -------------------------------------------------------------------------
     def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        result = self.conn.execute(query, params or {})
-        rows = []
-        while result.has_next():
-            rows.append(result.get_next())
-        return rows
+        return self.queries.rows(query, params)
 
     def _scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
         rows = self._rows(query, params)
