@@ -274,3 +274,43 @@ def test_the_environment_graphd_compares_names_what_changes_a_prepare() -> None:
     assert relevant_environment(environ) == {
         "LAMINA_HOME": "/h", "LAMINA_STORE": "/s", "GIT_DIR": "/g", "PATH": "/bin", "HOME": "/home/u"
     }  # fmt: skip
+
+
+def test_a_sorted_membership_changes_like_a_set() -> None:
+    """Random additions and removals (repeats, absent ids, ids removed then added back) against a set."""
+    import random
+
+    from lamina.index.membership import SortedMembership
+
+    rng = random.Random(7)
+    universe = [f"v{rng.getrandbits(160):040x}" for _ in range(400)]
+    for trial in range(30):
+        base = sorted(rng.sample(universe, rng.randrange(0, 200)))
+        frozen = list(base)
+        members, expected = SortedMembership(base), set(base)
+        for _ in range(rng.randrange(1, 6)):
+            batch = rng.sample(universe, rng.randrange(0, 120 if trial % 3 == 0 else 8))
+            if rng.random() < 0.5:
+                members.update(batch)
+                expected.update(batch)
+            else:
+                members.difference_update(batch)
+                expected.difference_update(batch)
+            assert members.sorted_ids() == sorted(expected) and len(members) == len(expected)
+        assert base == frozen  # the base is shared with its owner: never mutated
+
+
+def test_membership_from_changed_shards_equals_a_full_count() -> None:
+    """A build after an edit compares only the shards whose columns changed (by identity) with the
+    generation it starts from; the members must be those of all shards, and the change exactly theirs."""
+    from lamina.index import worker
+
+    shard = lambda *ids: {"id": list(ids)}  # noqa: E731
+    v = [f"v{i:040x}" for i in range(12)]
+    before = [shard(v[0]), shard(v[1], v[2]), shard(v[3]), shard(v[4], v[5])]
+    base = worker._Activated("g1", tuple(before), sorted(v[:6]))
+    after = [before[0], shard(v[1], v[7]), before[2], shard(v[4], v[5])]  # an edit; a rewrite, same ids
+    ids, added, removed, changed = worker._membership(base, after)
+    assert ids == sorted({i for s in after for i in s["id"]})
+    assert (added, removed, changed) == ([v[7]], [v[2]], [1, 3])
+    assert worker._membership(None, after)[0] == ids  # no base: every shard counted

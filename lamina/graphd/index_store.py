@@ -31,7 +31,12 @@ from lamina.constants import RECENT_PART_BYTES, RECENT_VERSIONS_MAX_ROWS, RETRIE
 from lamina.errors import LaminaError
 from lamina.graph.queries import Queries
 from lamina.graphd import protocol
-from lamina.index.membership import all_version_ids, is_version_id, sorted_membership_digest
+from lamina.index.membership import (
+    SortedMembership,
+    all_version_ids,
+    is_version_id,
+    sorted_membership_digest,
+)
 
 SCHEMA = [
     "CREATE NODE TABLE IF NOT EXISTS Meta(key STRING PRIMARY KEY, value STRING)",
@@ -123,7 +128,7 @@ class IndexStore:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
         self.queries = Queries(conn)
-        self._pending_members: dict[str, set[str]] = {}
+        self._pending_members: dict[str, SortedMembership] = {}
         self._kinds: dict[str, str] | None = None  # version id -> kind of every stored version
         # Versions this process put into RecentVersion since the last fold, as documents() returns them:
         # the ranking state of a new generation reads a small build's new versions right after it, and
@@ -316,7 +321,9 @@ class IndexStore:
                 "t": time.time(),
             },
         )
-        self._pending_members[gen_id] = set(self.activated_members(base)) if based and base else set()
+        self._pending_members[gen_id] = SortedMembership(
+            self.activated_members(base) if based and base else ()
+        )
         return based
 
     def activated_members(self, gen_id: str) -> list[str]:
@@ -351,7 +358,7 @@ class IndexStore:
         _require_version_ids(version_ids)
         self._pending(gen_id).difference_update(version_ids)
 
-    def _pending(self, gen_id: str) -> set[str]:
+    def _pending(self, gen_id: str) -> SortedMembership:
         members = self._pending_members.get(gen_id)
         if members is None:
             info = self.generation(gen_id)
@@ -373,7 +380,7 @@ class IndexStore:
         members = self._pending_members.get(gen_id)
         if info.state != "pending" or members is None:
             raise LaminaError("LAMINA_PROTOCOL", f"generation {gen_id} is {info.state}, not pending")
-        ids = sorted(members)  # a set: unique
+        ids = members.sorted_ids()
         count, digest = sorted_membership_digest(ids)
         kinds = self._version_kinds()
         problems = []
