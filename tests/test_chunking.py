@@ -554,3 +554,45 @@ def test_every_line_of_this_project_lands_in_a_chunk() -> None:
             covered.update(range(chunk.start_line, chunk.end_line + 1))
         missing = [n for n, line in enumerate(lines, 1) if line.strip() and n not in covered]
         assert not missing, f"{path}: lines {missing[:5]} in no chunk"
+
+
+def test_the_chunks_step_remembers_file_rows_only_for_the_store_that_holds_their_texts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """graphd remembers each file's shard rows between builds (lamina/index/worker.py, _FILE_ROWS): the
+    rows must be those a fresh chunking gives, and a replaced content store must be filled again, never
+    skipped because the rows were remembered (its texts would be missing when embedding)."""
+    import shutil
+
+    from lamina.index import worker
+    from lamina.index.build import context_for
+    from lamina.index.cas import ContentStore
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "repo", {
+        "lamina.toml": '[graph]\npaths = []\n',
+        "src/pay.py": "def pay(order):\n    return order.total\n\n\nclass Refund:\n    def issue(self):\n        return 1\n",
+        "README.md": "# Shop\n\nPayments and refunds.\n",
+    })  # fmt: skip
+    monkeypatch.setenv("LAMINA_STORE", str(tmp_path / "store"))
+
+    def chunk_all() -> dict[str, list[str]]:
+        ctx = context_for(repo, allow_lexical=True, quiet=True)
+        worker.step_manifest(ctx)
+        for shard in worker.shard_names():
+            worker.step_chunks(ctx, shard)
+        columns = {s: worker._read_columns(worker.chunks_file(ctx, s)) for s in worker.shard_names()}
+        return {s: c["id"] + c["text_digest"] for s, c in columns.items() if c["id"]}
+
+    worker._FILE_ROWS.clear()
+    fresh = chunk_all()
+    lookups: list[str] = []
+    real_get = ContentStore.get_chunks
+    monkeypatch.setattr(
+        ContentStore, "get_chunks", lambda self, key: lookups.append(key) or real_get(self, key)
+    )
+    assert chunk_all() == fresh and lookups == []  # every file's rows from memory, the same rows
+    shutil.rmtree(tmp_path / "store")  # another store at the same path: nothing remembered applies
+    assert chunk_all() == fresh and len(lookups) >= 2
+    digests = [d for ids in fresh.values() for d in ids if not d.startswith("v")]
+    assert set(ContentStore(tmp_path / "store").texts(digests)) == set(digests)

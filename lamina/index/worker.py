@@ -226,11 +226,20 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
     if shard not in ctx.shards_to_chunk:  # doit runs it for another reason (e.g. a missing target)
         ctx.shards_to_chunk[shard] = len(lines)
         ctx.progress.total += len(lines)
+    store_identity = _identity_of(store.path)
+    unstored: list[tuple[tuple[tuple[int, int], str, str, str], list[dict[str, Any]]]] = []
     for line in lines:
         path, blob, _size = line.split("\t")
+        remembered_key = (store_identity, path, blob, ctx.model_digest)
+        remembered = _FILE_ROWS.get(remembered_key)
+        if remembered is not None:  # this file content at this path, chunked by an earlier build
+            out.extend(remembered)
+            ctx.progress.advance()
+            continue
         language = language_for(path) or "text"
         key = f"{blob}:{language}:c{CHUNKER_VERSION}"
         recs = store.get_chunks(key)
+        chunked_now = recs is None
         if recs is None:
             try:
                 data = (ctx.ws.root / path).read_bytes()
@@ -254,19 +263,57 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
                     }
                 )
             pending.append((key, recs))
-            if len(pending) >= 200:
-                store.put_chunks(pending, pending_texts)
-                pending, pending_texts = [], {}
-        for r in recs:
-            out.append({
+        rows = [
+            {
                 "id": version_id("chunk", path, r["symbol"], r["symbol_kind"], r["start_line"], r["end_line"],
                                  r["part"], r["text_digest"], "", _emb_key(ctx, r["text_digest"])),
                 "kind": "chunk", "path": path, "meta": "", **r,
-            })  # fmt: skip
+            }
+            for r in recs
+        ]  # fmt: skip
+        if chunked_now:  # remembered once the store holds its texts
+            unstored.append((remembered_key, rows))
+        else:
+            _remember_rows(remembered_key, rows)
+        out.extend(rows)
+        if len(pending) >= 200:
+            store.put_chunks(pending, pending_texts)
+            pending, pending_texts = [], {}
+            _remember_all(unstored)
         ctx.progress.advance()
     if pending:
         store.put_chunks(pending, pending_texts)
+    _remember_all(unstored)
     _write_records(chunks_file(ctx, shard), out)
+
+
+# (content store, path, blob, model digest) -> that file's shard rows. graphd chunks a whole shard again
+# after an edit of one of its files (~300 at 10,000 files); the other files' rows are the same as last
+# time, and reading and re-deriving them (a store lookup, version ids) cost ~10 ms a shard. The store's
+# identity is its database file's (device, inode), so a replaced or another store is asked again: its
+# rows are only remembered once the store holds their texts. Rows are shared, never mutated.
+_FILE_ROWS: dict[tuple[tuple[int, int], str, str, str], list[dict[str, Any]]] = {}
+FILE_ROWS_MAX = 100_000  # files remembered (~0.5 KB of rows each)
+
+
+def _identity_of(path: Path) -> tuple[int, int]:
+    try:
+        info = path.stat()
+    except OSError:
+        return (0, 0)
+    return (info.st_dev, info.st_ino)
+
+
+def _remember_rows(key: tuple[tuple[int, int], str, str, str], rows: list[dict[str, Any]]) -> None:
+    _FILE_ROWS[key] = rows
+    while len(_FILE_ROWS) > FILE_ROWS_MAX:
+        _FILE_ROWS.pop(next(iter(_FILE_ROWS)))
+
+
+def _remember_all(items: list[tuple[tuple[tuple[int, int], str, str, str], list[dict[str, Any]]]]) -> None:
+    for key, rows in items:
+        _remember_rows(key, rows)
+    items.clear()
 
 
 # --- step 3: embeddings ----------------------------------------------------------------------------
