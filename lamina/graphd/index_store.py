@@ -127,7 +127,7 @@ class GenerationInfo:
 class IndexStore:
     def __init__(self, conn: Any) -> None:
         self.conn = conn
-        self.queries = Queries(conn)
+        self._queries = Queries(conn)
         self._pending_members: dict[str, SortedMembership] = {}
         self._kinds: dict[str, str] | None = None  # version id -> kind of every stored version
         # Versions this process put into RecentVersion since the last fold, as documents() returns them:
@@ -151,7 +151,7 @@ class IndexStore:
 
     # --- small helpers -------------------------------------------------------------------------
     def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
-        return self.queries.rows(query, params)
+        return self._queries.rows(query, params)
 
     def _scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
         rows = self._rows(query, params)
