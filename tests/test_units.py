@@ -314,3 +314,18 @@ def test_membership_from_changed_shards_equals_a_full_count() -> None:
     assert ids == sorted({i for s in after for i in s["id"]})
     assert (added, removed, changed) == ([v[7]], [v[2]], [1, 3])
     assert worker._membership(None, after)[0] == ids  # no base: every shard counted
+
+
+def test_errors_survive_pickling_with_their_code_and_problems() -> None:
+    """Errors are plain classes (no dataclasses on the fast paths); they still round-trip through pickle
+    (a process pool, a test runner) with their code, hint and, for an invalid graph, its problems."""
+    import pickle
+
+    from lamina.graph.load import GraphProblem, graph_invalid
+
+    err = pickle.loads(pickle.dumps(LaminaError("LAMINA_CONFIG", "bad value", "fix it")))
+    assert (err.code, err.message, err.hint, err.exit_status) == ("LAMINA_CONFIG", "bad value", "fix it", 3)
+    problem = GraphProblem(file="product/a.toml", table="Workflow", id="refund", message="unknown actor")
+    invalid = pickle.loads(pickle.dumps(graph_invalid([problem])))
+    assert invalid.code == "LAMINA_GRAPH_INVALID" and invalid.problems == (problem,)
+    assert "unknown actor" in invalid.message

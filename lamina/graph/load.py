@@ -64,6 +64,9 @@ class GraphInvalid(LaminaError):
         super().__init__("LAMINA_GRAPH_INVALID", message)
         self.problems = problems
 
+    def __reduce__(self) -> tuple[type[GraphInvalid], tuple[str, tuple[GraphProblem, ...]]]:
+        return (GraphInvalid, (self.message, self.problems))  # its arguments, not LaminaError's
+
 
 def graph_invalid(problems: Sequence[GraphProblem]) -> GraphInvalid:
     count = len(problems)
