@@ -125,13 +125,16 @@ def test_the_quick_check_answers_fresh_like_the_full_check(repo: Path) -> None:
 
 
 def _prepare_importing(
-    repo: Path, *extra: str, env: dict[str, str] | None = None
+    repo: Path, *extra: str, env: dict[str, str] | None = None, directory_option: bool = False
 ) -> tuple[int, str, set[str]]:
-    """`work prepare --json`: exit status, stdout, and the modules the command imported."""
+    """`work prepare --json` (in the repository, or elsewhere with `-C repo`): exit status, stdout, and
+    the modules the command imported."""
+    where = ["-C", str(repo)] if directory_option else []
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "lamina.cli", "work", "prepare", "capture payment",
+        [sys.executable, "-X", "importtime", "-m", "lamina.cli", *where, "work", "prepare", "capture payment",
          "--json", *extra],
-        cwd=repo, capture_output=True, text=True, env={**os.environ, **(env or {})},
+        cwd=repo.parent if directory_option else repo, capture_output=True, text=True,
+        env={**os.environ, **(env or {})},
     )  # fmt: skip
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
     return proc.returncode, proc.stdout, imported
@@ -156,6 +159,8 @@ def test_a_plain_prepare_is_answered_by_a_running_graphd(repo: Path) -> None:
     code, out, imported = _prepare_importing(repo, env={"LAMINA_SOMETHING_ELSE": "1"})
     assert code == 0 and "lamina.index.build" in imported
     assert json.loads(out) == packet
+    code, out, imported = _prepare_importing(repo, directory_option=True)  # `lamina -C repo work prepare`
+    assert code == 0 and "lamina.index.build" not in imported and json.loads(out) == packet
     # graphd's errors reach the user as the full path reports them: code, hint, exit status.
     code, out, imported = _prepare_importing(repo, "--workflow", "no-such-workflow")
     assert "lamina.index.build" not in imported

@@ -247,6 +247,8 @@ def test_finding_the_repository_without_git_agrees_with_git(tmp_path: Path) -> N
         (["work", "prepare", "x", "--json", "--quiet"], {"task": "x", "json": True, "quiet": True}),
         (["work", "prepare", "--workflow", "refund-order", "x"], {"task": "x", "workflow": "refund-order"}),
         (["work", "prepare", "x", "--workflow=refund-order"], {"task": "x", "workflow": "refund-order"}),
+        (["-C", "shop", "work", "prepare", "x"], {"task": "x", "directory": "shop"}),
+        (["-C", "shop", "context", "search", "x"], None),
         (["work", "prepare", "x", "--check"], None),  # the quick check's, or the full path's
         (["work", "prepare", "x", "--require-cached"], None),
         (["work", "prepare", "x", "--workflow"], None),  # argparse reports the usage error

@@ -40,12 +40,15 @@ def relevant_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str
 
 
 def plain_prepare(argv: list[str]) -> dict[str, Any] | None:
-    """The question of `work prepare TASK [--workflow ID] [--json] [--quiet]`; None for anything else
-    (--check, --require-cached, -C, help), which the full path handles."""
+    """The question of `[-C DIR] work prepare TASK [--workflow ID] [--json] [--quiet]`; None for anything
+    else (--check, --require-cached, help), which the full path handles."""
+    directory = "."
+    if argv[:1] == ["-C"] and len(argv) > 1:  # the CLI's global option: run as if started in DIR
+        directory, argv = argv[1], argv[2:]
     if argv[:2] != ["work", "prepare"]:
         return None
     task: str | None = None
-    question: dict[str, Any] = {"workflow": None, "json": False, "quiet": False}
+    question: dict[str, Any] = {"workflow": None, "json": False, "quiet": False, "directory": directory}
     rest = iter(argv[2:])
     for arg in rest:
         if arg in ("--json", "--quiet"):
@@ -104,7 +107,8 @@ def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
         return None
     from lamina.repo.status import find_location
 
-    location = find_location(os.getcwd())
+    start = os.path.join(os.getcwd(), question["directory"])
+    location = find_location(start) if os.path.isdir(start) else None  # else the full path reports it
     if location is None:
         return None
     root, common_dir = location
