@@ -166,7 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.directory:
         import os
 
-        os.chdir(args.directory)
+        try:
+            os.chdir(args.directory)
+        except OSError as exc:
+            usage = LaminaError("LAMINA_USAGE", f"-C {args.directory}: {exc.strerror}")
+            return report_error(usage, as_json=getattr(args, "json", False))
     handler: Handler = args.handler
     try:
         result = handler(args)

@@ -331,3 +331,10 @@ def test_errors_survive_pickling_with_their_code_and_problems() -> None:
     invalid = pickle.loads(pickle.dumps(graph_invalid([problem])))
     assert invalid.code == "LAMINA_GRAPH_INVALID" and invalid.problems == (problem,)
     assert "unknown actor" in invalid.message
+
+
+def test_a_missing_directory_for_dash_c_is_a_usage_error(tmp_path: Path) -> None:
+    for args in (("graph", "check", "--json"), ("work", "prepare", "x", "--json")):
+        proc = run_lamina("-C", str(tmp_path / "absent"), *args)
+        assert proc.returncode == ERROR_CODES["LAMINA_USAGE"][0], proc.stderr
+        assert json.loads(proc.stdout)["error"]["code"] == "LAMINA_USAGE" and "Traceback" not in proc.stderr
