@@ -596,3 +596,52 @@ def test_the_chunks_step_remembers_file_rows_only_for_the_store_that_holds_their
     assert chunk_all() == fresh and len(lookups) >= 2
     digests = [d for ids in fresh.values() for d in ids if not d.startswith("v")]
     assert set(ContentStore(tmp_path / "store").texts(digests)) == set(digests)
+
+
+def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The content store only grows, so graphd remembers which texts it has seen embedded (per store and
+    model) and asks the store about the others only; what is missing is never taken from memory."""
+    import shutil
+
+    import numpy as np
+
+    from lamina.index import worker
+    from lamina.index.build import context_for
+    from lamina.index.cas import ContentStore
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "repo", {
+        "lamina.toml": '[graph]\npaths = []\n',
+        "src/pay.py": "".join(f"def pay_{i}(order):\n    return order.total * {i}\n\n\n" for i in range(12)),
+    })  # fmt: skip
+    monkeypatch.setenv("LAMINA_STORE", str(tmp_path / "store"))
+    asked: list[int] = []
+    real_missing = ContentStore.missing_embeddings
+    monkeypatch.setattr(
+        ContentStore,
+        "missing_embeddings",
+        lambda self, keys: asked.append(len(keys)) or real_missing(self, keys),
+    )
+
+    def missing() -> list[tuple[str, str]]:
+        ctx = context_for(repo, allow_lexical=True, quiet=True)
+        worker.step_manifest(ctx)
+        for shard in worker.shard_names():
+            worker.step_chunks(ctx, shard)
+        ctx.model_digest = "test-model"  # what the embedding keys are made of; no model runs here
+        return [pair for shard in worker.shard_names() for pair in worker._missing_for(ctx, shard)]
+
+    worker._EMBEDDED.clear()
+    everything = missing()
+    assert len(everything) >= 12 and sum(asked) == len(everything)
+    half = everything[: len(everything) // 2]
+    ContentStore(tmp_path / "store").put_embeddings([k for k, _ in half], np.ones((len(half), 4), np.float32))
+    asked.clear()
+    assert missing() == everything[len(half) :] and sum(asked) == len(everything)  # nothing seen embedded yet
+    asked.clear()
+    assert missing() == everything[len(half) :] and sum(asked) == len(everything) - len(half)
+    shutil.rmtree(tmp_path / "store")  # another store at the same path: asked about everything again
+    asked.clear()
+    assert missing() == everything and sum(asked) == len(everything)

@@ -318,10 +318,24 @@ def _remember_all(items: list[tuple[_RowsKey, list[dict[str, Any]]]]) -> None:
 
 
 # --- step 3: embeddings ----------------------------------------------------------------------------
+# (content store identity, model digest) -> text digests whose embedding that store was seen to hold. The
+# store only ever grows, so a digest seen embedded stays embedded: a build that re-checks whole shards (a
+# new branch's first build, a rebuild) asks the store only about the rest (16,900 lookups were ~0.15 s).
+_EMBEDDED: dict[tuple[tuple[int, int], str], set[str]] = {}
+EMBEDDED_MAX = 1_000_000  # digests remembered per store and model (~100 MB at the most); then start over
+
+
 def _missing_for(ctx: BuildContext, shard: str) -> list[tuple[str, str]]:
+    """(embedding key, text digest) of this shard's texts the store has no embedding for."""
     digests = _read_columns(chunks_file(ctx, shard))["text_digest"]
-    wanted = {embedding_key(ctx.model_digest, d): d for d in digests}
-    return [(k, wanted[k]) for k in ctx.store().missing_embeddings(list(wanted))]
+    known = _EMBEDDED.setdefault((_identity_of(ctx.store().path), ctx.model_digest), set())
+    if len(known) > EMBEDDED_MAX:
+        known.clear()
+    wanted = {embedding_key(ctx.model_digest, d): d for d in dict.fromkeys(digests) if d not in known}
+    missing = ctx.store().missing_embeddings(list(wanted))
+    absent = set(missing)
+    known.update(d for k, d in wanted.items() if k not in absent)
+    return [(k, wanted[k]) for k in missing]
 
 
 def _embedding_due(ctx: BuildContext, shard: str) -> bool:
