@@ -645,3 +645,11 @@ def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
     shutil.rmtree(tmp_path / "store")  # another store at the same path: asked about everything again
     asked.clear()
     assert missing() == everything and sum(asked) == len(everything)
+    # What the embeddings step itself stores is known at once: the next check asks the store nothing.
+    monkeypatch.setattr(worker, "_embed", lambda ctx, texts: np.ones((len(texts), 4), np.float32))
+    ctx = context_for(repo, allow_lexical=True, quiet=True)
+    ctx.model_digest = "test-model"
+    for shard in worker.shard_names():
+        worker.step_embeddings(ctx, shard)
+    asked.clear()
+    assert missing() == [] and sum(asked) == 0

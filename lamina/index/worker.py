@@ -325,12 +325,17 @@ _EMBEDDED: dict[tuple[tuple[int, int], str], set[str]] = {}
 EMBEDDED_MAX = 1_000_000  # digests remembered per store and model (~100 MB at the most); then start over
 
 
-def _missing_for(ctx: BuildContext, shard: str) -> list[tuple[str, str]]:
-    """(embedding key, text digest) of this shard's texts the store has no embedding for."""
-    digests = _read_columns(chunks_file(ctx, shard))["text_digest"]
+def _known_embedded(ctx: BuildContext) -> set[str]:
     known = _EMBEDDED.setdefault((_identity_of(ctx.store().path), ctx.model_digest), set())
     if len(known) > EMBEDDED_MAX:
         known.clear()
+    return known
+
+
+def _missing_for(ctx: BuildContext, shard: str) -> list[tuple[str, str]]:
+    """(embedding key, text digest) of this shard's texts the store has no embedding for."""
+    digests = _read_columns(chunks_file(ctx, shard))["text_digest"]
+    known = _known_embedded(ctx)
     wanted = {embedding_key(ctx.model_digest, d): d for d in dict.fromkeys(digests) if d not in known}
     missing = ctx.store().missing_embeddings(list(wanted))
     absent = set(missing)
@@ -402,6 +407,7 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
             ctx.stats.get("embedding_seconds", 0.0) + time.perf_counter() - started
         )
         store.put_embeddings([k for k, _ in batch], vectors)
+        _known_embedded(ctx).update(d for _, d in batch)  # committed: the store holds them now
         counter = "workflows_embedded" if shard == WORKFLOWS else "chunks_embedded"
         ctx.stats[counter] = ctx.stats.get(counter, 0) + len(batch)
         ctx.progress.advance(len(batch))
