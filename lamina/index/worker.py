@@ -515,7 +515,10 @@ def step_generation(ctx: BuildContext) -> None:
         ctx.path(ACTIVE_FILE),
         {"generation": result["generation"], "manifest": manifest, "digest": result["digest"]},
     )
+    _ACTIVATED.pop(str(ctx.build_dir), None)  # re-inserted as the most recent
     _ACTIVATED[str(ctx.build_dir)] = _Activated(result["generation"], tuple(shards), ids)
+    while len(_ACTIVATED) > ACTIVATED_MAX:  # each holds its shards' columns: ~10 MB at 16,700 chunks
+        _ACTIVATED.pop(next(iter(_ACTIVATED)))
     write_json_atomic(ctx.path(FINGERPRINT_FILE), ctx.fingerprint_record(result["generation"]))
 
 
@@ -538,6 +541,7 @@ class _Activated:
 # them out from the shards whose columns changed rather than from a set of all 16,700.
 _ACTIVATED: dict[str, _Activated] = {}
 DELTA_MAX_FRACTION = 0.25  # beyond this share of changed members, declaring them all is as cheap
+ACTIVATED_MAX = 8  # build dirs (branch/worktree identities) remembered; the least recent is forgotten first
 
 
 def _delta_base(ctx: BuildContext) -> _Activated | None:
