@@ -338,3 +338,30 @@ def test_a_missing_directory_for_dash_c_is_a_usage_error(tmp_path: Path) -> None
         proc = run_lamina("-C", str(tmp_path / "absent"), *args)
         assert proc.returncode == ERROR_CODES["LAMINA_USAGE"][0], proc.stderr
         assert json.loads(proc.stdout)["error"]["code"] == "LAMINA_USAGE" and "Traceback" not in proc.stderr
+
+
+def test_the_status_answer_is_read_once_for_the_no_op_path_and_file_selection() -> None:
+    """`git status --porcelain=v2 -z --branch --untracked-files=all` as git writes it: headers, an
+    ordinary change, a rename (its source follows as its own field), an unmerged path, an untracked file
+    with a space and an undecodable byte in its name."""
+    from lamina.repo.files import _Candidate, _status_candidates
+    from lamina.repo.status import parse_status
+
+    blob_h, blob_i = "1" * 40, "2" * 40
+    raw = b"\0".join([
+        b"# branch.oid " + b"a" * 40, b"# branch.head main", b"# branch.ab +0 -0",
+        f"1 .M N... 100644 100644 100644 {blob_h} {blob_i} src/pay.py".encode(),
+        f"2 R. N... 100644 100644 100644 {blob_h} {blob_i} R100 docs/new name.md".encode(), b"README.md",
+        f"u UU N... 100644 100644 100644 100644 {blob_h} {blob_i} {blob_h} merge.py".encode(),
+        b"? notes/caf\xe9 draft.txt", b"",
+    ])  # fmt: skip
+    odd = b"notes/caf\xe9 draft.txt".decode("utf-8", errors="surrogateescape")
+    head, branch, changed = parse_status(raw)
+    assert (head, branch) == ("a" * 40, "main")
+    assert changed == tuple(sorted(["src/pay.py", "docs/new name.md", "README.md", "merge.py", odd]))
+    assert _status_candidates(raw) == {
+        "src/pay.py": _Candidate(path="src/pay.py", mode="100644", index_blob=None),  # dirty: hashed again
+        "docs/new name.md": None, "README.md": None, "merge.py": None,  # git is asked about these
+        odd: _Candidate(path=odd, mode=None, index_blob=None),
+    }  # fmt: skip
+    assert parse_status(b"# branch.oid (initial)\0# branch.head (detached)\0") == ("", "(detached)", ())

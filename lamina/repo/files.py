@@ -24,6 +24,7 @@ import pathspec
 from lamina.config import DEFAULT_EXCLUDES, Config
 from lamina.constants import BINARY_SNIFF_BYTES, GENERATED_MARKERS, GENERATED_SNIFF_BYTES
 from lamina.errors import LaminaError
+from lamina.repo.status import status_entries
 
 SKIP_REASONS = (
     "binary",
@@ -354,30 +355,17 @@ def _status_candidates(raw: bytes) -> dict[str, _Candidate | None]:
     working tree differs) and an untracked file. Renames, unmerged paths, submodules and paths absent
     from the index map to None (ask git); saves three git processes per build after an edit."""
     described: dict[str, _Candidate | None] = {}
-    entries = iter(raw.split(b"\0"))
-    for entry in entries:
-        if entry.startswith(b"1 "):
-            _, xy, sub, _mode_head, mode_index, _mode_tree, _blob_head, blob_index, raw_path = entry.split(
-                b" ", 8
-            )
-            path = os.fsdecode(raw_path)
-            if sub != b"N..." or mode_index == b"000000":  # a submodule, or not in the index
-                described[path] = None
-                continue
-            dirty = xy[1:2] != b"."
-            described[path] = _Candidate(
-                path=path,
-                mode=mode_index.decode("ascii"),
-                index_blob=None if dirty else blob_index.decode("ascii"),
-            )
-        elif entry.startswith(b"? "):
-            path = os.fsdecode(entry[2:])
+    for fields, path, original in status_entries(raw):
+        kind = fields[0]
+        if kind == "1" and fields[2] == "N..." and fields[4] != "000000":  # not a submodule; in the index
+            dirty = fields[1][1] != "."
+            described[path] = _Candidate(path=path, mode=fields[4], index_blob=None if dirty else fields[7])
+        elif kind == "?":
             described[path] = _Candidate(path=path, mode=None, index_blob=None)
-        elif entry.startswith(b"2 "):  # a rename or copy; its source path follows as the next field
-            described[os.fsdecode(entry.split(b" ", 9)[9])] = None
-            described[os.fsdecode(next(entries, b""))] = None
-        elif entry.startswith(b"u "):
-            described[os.fsdecode(entry.split(b" ", 10)[10])] = None
+        elif kind != "#":
+            described[path] = None
+            if original is not None:
+                described[original] = None
     return described
 
 

@@ -8,6 +8,10 @@ import os
 
 import blake3
 
+TYPE_CHECKING = False  # not `from typing import …`: this module is on the no-op path
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
 STATUS_ARGS = ("status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all")
 
 
@@ -81,33 +85,44 @@ def parse_location(cwd: str, rev_parse: bytes) -> tuple[str, str] | None:
     return os.path.realpath(lines[0]), os.path.realpath(os.path.join(cwd, lines[1]))
 
 
+# How many space-separated fields come before the last one in each kind of `status --porcelain=v2` line:
+# "# key value" headers, "1" ordinary, "2" renamed or copied, "u" unmerged, "?" untracked.
+_FIELDS_BEFORE_LAST = {"#": 2, "1": 8, "2": 9, "u": 10, "?": 1}
+
+
+def status_entries(raw: bytes) -> Iterator[tuple[list[str], str, str | None]]:
+    """The lines of `git status` with STATUS_ARGS, split: (the fields before the last, the last one — a
+    path, or a header's value —, the original path of a rename or copy, else None). fields[0] is the
+    kind (see _FIELDS_BEFORE_LAST); a header's fields[1] is its key. Paths are decoded as git wrote them
+    (UTF-8, undecodable bytes kept as surrogates). The one reader of this format: parse_status (the no-op
+    path) and file re-selection (lamina/repo/files.py) both go through it."""
+    entries = iter(raw.split(b"\0"))
+    for raw_entry in entries:
+        entry = raw_entry.decode("utf-8", errors="surrogateescape")
+        count = _FIELDS_BEFORE_LAST.get(entry[:1])
+        if count is None or entry[1:2] != " ":
+            continue
+        *fields, last = entry.split(" ", count)
+        original = None
+        if fields[0] == "2":  # the original path follows as the next NUL field
+            original = next(entries, b"").decode("utf-8", errors="surrogateescape")
+        yield fields, last, original
+
+
 def parse_status(raw: bytes) -> tuple[str, str, tuple[str, ...]]:
     """(HEAD commit or "", branch or "(detached)", sorted changed paths) from `git status` with STATUS_ARGS:
     modified, added, deleted, renamed (both names), unmerged and untracked-but-not-ignored paths."""
     head, branch = "", "(detached)"
     changed: list[str] = []
-    entries = raw.split(b"\0")
-    i = 0
-    while i < len(entries):
-        entry = entries[i].decode("utf-8", errors="surrogateescape")
-        i += 1
-        if not entry:
-            continue
-        if entry.startswith("# branch.oid "):
-            oid = entry.split(" ", 2)[2]
-            head = "" if oid == "(initial)" else oid
-        elif entry.startswith("# branch.head "):
-            branch = entry.split(" ", 2)[2]
-        elif entry.startswith("1 "):
-            changed.append(entry.split(" ", 8)[8])
-        elif entry.startswith("2 "):  # rename: the original path follows as the next NUL field
-            changed.append(entry.split(" ", 9)[9])
-            changed.append(entries[i].decode("utf-8", errors="surrogateescape"))
-            i += 1
-        elif entry.startswith("u "):
-            changed.append(entry.split(" ", 10)[10])
-        elif entry.startswith("? "):
-            changed.append(entry[2:])
+    for fields, last, original in status_entries(raw):
+        if fields[0] != "#":
+            changed.append(last)
+            if original is not None:
+                changed.append(original)
+        elif fields[1] == "branch.oid":
+            head = "" if last == "(initial)" else last
+        elif fields[1] == "branch.head":
+            branch = last
     return head, branch, tuple(sorted(set(changed)))
 
 
