@@ -27,6 +27,10 @@ class ContentStore:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / CAS_FILE
         self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        info = self.path.stat()  # the file exists now: connect() created it
+        # Which store this is, for what a long-lived process remembers about it: another store, or one
+        # deleted and made again under the same path, is another file (lamina/index/worker.py).
+        self.identity = (info.st_dev, info.st_ino)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(

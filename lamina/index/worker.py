@@ -226,11 +226,10 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
     if shard not in ctx.shards_to_chunk:  # doit runs it for another reason (e.g. a missing target)
         ctx.shards_to_chunk[shard] = len(lines)
         ctx.progress.total += len(lines)
-    store_identity = _identity_of(store.path)
     unstored: list[tuple[_RowsKey, list[dict[str, Any]]]] = []
     for line in lines:
         path, blob, _size = line.split("\t")
-        remembered_key = (store_identity, path, blob, ctx.model_digest)
+        remembered_key = (store.identity, path, blob, ctx.model_digest)
         remembered = _FILE_ROWS.get(remembered_key)
         if remembered is not None:  # this file content at this path, chunked by an earlier build
             out.extend(remembered)
@@ -289,20 +288,12 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
 
 # (content store, path, blob, model digest) -> that file's shard rows. graphd chunks a whole shard again
 # after an edit of one of its files (~300 at 10,000 files); the other files' rows are the same as last
-# time, and reading and re-deriving them (a store lookup, version ids) cost ~10 ms a shard. The store's
-# identity is its database file's (device, inode), so a replaced or another store is asked again: its
-# rows are only remembered once the store holds their texts. Rows are shared, never mutated.
+# time, and reading and re-deriving them (a store lookup, version ids) cost ~10 ms a shard. Keyed by
+# ContentStore.identity, so a replaced or another store is asked again; rows are only remembered once the
+# store holds their texts. Rows are shared, never mutated.
 _RowsKey = tuple[tuple[int, int], str, str, str]
 _FILE_ROWS: dict[_RowsKey, list[dict[str, Any]]] = {}
 FILE_ROWS_MAX = 50_000  # files remembered (~2.3 KB of rows each: 23 MB at 10,000 files, measured)
-
-
-def _identity_of(path: Path) -> tuple[int, int]:
-    try:
-        info = path.stat()
-    except OSError:
-        return (0, 0)
-    return (info.st_dev, info.st_ino)
 
 
 def _remember_rows(key: _RowsKey, rows: list[dict[str, Any]]) -> None:
@@ -326,7 +317,7 @@ EMBEDDED_MAX = 1_000_000  # digests remembered per store and model (~100 MB at t
 
 
 def _known_embedded(ctx: BuildContext) -> set[str]:
-    known = _EMBEDDED.setdefault((_identity_of(ctx.store().path), ctx.model_digest), set())
+    known = _EMBEDDED.setdefault((ctx.store().identity, ctx.model_digest), set())
     if len(known) > EMBEDDED_MAX:
         known.clear()
     return known
