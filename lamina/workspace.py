@@ -44,11 +44,11 @@ class Workspace:
 
     @property
     def secret_path(self) -> Path:
-        return Path(address.secret_path(str(self.common_dir)))
+        return self.data_dir / address.SECRET_NAME
 
     @property
     def socket_path(self) -> Path:
-        return Path(address.socket_path(str(self.common_dir)))
+        return self.run_dir / address.SOCKET_NAME
 
     @property
     def pid_path(self) -> Path:

@@ -24,9 +24,13 @@ def run_dir(common_dir: str) -> str:
     return os.path.join(runtime_base(), blake3.blake3(common_dir.encode()).hexdigest()[:16])
 
 
+SOCKET_NAME = "graphd.sock"  # in the run directory
+SECRET_NAME = "secret"  # in the data directory, <common-dir>/lamina
+
+
 def socket_path(common_dir: str) -> str:
-    return os.path.join(run_dir(common_dir), "graphd.sock")
+    return os.path.join(run_dir(common_dir), SOCKET_NAME)
 
 
 def secret_path(common_dir: str) -> str:
-    return os.path.join(common_dir, DATA_DIR_NAME, "secret")
+    return os.path.join(common_dir, DATA_DIR_NAME, SECRET_NAME)
