@@ -41,9 +41,8 @@ class WorkingState:
     branch: str  # branch name, or "(detached)"
     changed: tuple[str, ...]  # modified, added, deleted, renamed or untracked (not ignored), sorted
     status_digest: str = ""  # blake3 of git's raw answer (part of the no-op path's quick key)
-    status_raw: bytes = field(
-        default=b"", repr=False
-    )  # that answer (file selection reads the changed paths' index entries in it)
+    # That answer itself: file re-selection reads the changed paths' index entries in it.
+    status_raw: bytes = field(default=b"", repr=False)
 
 
 @dataclass(frozen=True)
