@@ -3,9 +3,9 @@
 Imports of heavy modules stay inside the command functions so that a no-op answers fast, and this module
 imports only `sys` before it knows the command: `prepare --check` and `hook run` first try the quick check
 (lamina/index/freshness.py), which answers "fresh" in little more than the time of `git status`.
-Each domain registers its own subcommands through a `register(subparsers)` function; a command
-function takes the parsed args and returns either an int exit status or a dict (printed as JSON with
---json, or rendered by the command's own `render` when given).
+This module is the dispatcher: each command module (lamina/commands.py, lamina/runtime/commands.py)
+registers its own subcommands through a `register(subparsers, selected)` function, using the shared
+pieces of lamina/command_line.py; a command function takes the parsed args and returns its exit status.
 """
 
 from __future__ import annotations
@@ -21,27 +21,6 @@ if TYPE_CHECKING:
     from lamina.errors import LaminaError
 
     Handler = Callable[[argparse.Namespace], Any]
-
-
-def emit(args: argparse.Namespace, payload: dict[str, Any], human: str) -> None:
-    """Print the JSON payload with --json, the human rendering otherwise."""
-    import json
-
-    if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(payload, indent=2, sort_keys=False) + "\n")
-    else:
-        sys.stdout.write(human.rstrip("\n") + "\n")
-
-
-def add_json_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--json", action="store_true", help="print one JSON object on stdout")
-
-
-def command_group(sub: Any, name: str, help: str, selected: str | None) -> argparse.ArgumentParser | None:
-    """A top-level command. Its subcommands are built only when the command line selects it (or for
-    help and errors): building every parser costs ~16 ms, a sixth of a no-op `prepare --check`."""
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=help)
-    return parser if selected in (None, name) else None
 
 
 def selected_group(argv: list[str]) -> str | None:

@@ -9,13 +9,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lamina.cli import add_json_flag, command_group, emit
+from lamina.command_line import add_json_flag, command_group, emit
 from lamina.errors import STALE_EXIT_STATUS, LaminaError
 from lamina.index.progress import build_summary
 
 DODO_TEMPLATE = '''"""doit entry point for Lamina's index (written by `lamina init`): `doit list`, `doit info generation`."""
 
-from rules import dodo_namespace
+from lamina.index.build import dodo_namespace
 
 globals().update(dodo_namespace(__file__))
 '''

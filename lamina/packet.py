@@ -39,7 +39,7 @@ def build_packet(
     closure: dict[str, Any] | None,
     sources: list[dict[str, Any]],
 ) -> dict[str, Any]:
-    from lamina.graph.store import empty_closure, obligations
+    from lamina.graph.closure import empty_closure, obligations
 
     graph = closure if closure is not None else empty_closure()
     return {

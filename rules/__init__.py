@@ -123,7 +123,7 @@ def _generation_current(ctx: BuildContext) -> bool:
 
 def dodo_namespace(dodo_file: str) -> dict[str, Any]:
     """What a repository's dodo.py exposes: the real graph for this worktree, under Lamina's lock."""
-    from lamina.index.build import context_for, hold_lock
+    from lamina.index.session import context_for, hold_lock
 
     # Introspection (`doit list`, `doit info`) must work without a model; a plain `doit` run without one
     # builds a lexical-only generation, as `prepare --workflow` does.

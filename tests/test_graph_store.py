@@ -14,8 +14,9 @@ import real_ladybug as lb
 
 from lamina.errors import LaminaError
 from lamina.graph import graph_version, load_graph_files
+from lamina.graph.closure import empty_closure, merge_closures, obligations
 from lamina.graph.model import Actor, Invariant, ProductGraph
-from lamina.graph.store import ProductStore, empty_closure, merge_closures, obligations
+from lamina.graph.store import ProductStore
 from tests.test_graph_load import EXAMPLE, FAMILY
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,6 +26,7 @@ import pyarrow as pa
 import real_ladybug as lb
 
 from lamina.errors import LaminaError
+from lamina.graph.closure import empty_closure, merge_closures, preorder, sorted_values
 from lamina.graph.model import Edge, ProductGraph
 from lamina.graph.queries import Queries
 
@@ -346,14 +347,14 @@ class ProductStore:
                 p for t in (*scenarios.get(root, {}), *root_invariants) for p in proofs_of.get(t, ())
             }
             closures[root] = {
-                "workflows": [workflows[w] for w in _preorder(root, workflows)],
-                "actors": _sorted_values(actors.get(root, {})),
-                "personas": _sorted_values(personas.get(root, {})),
+                "workflows": [workflows[w] for w in preorder(root, workflows)],
+                "actors": sorted_values(actors.get(root, {})),
+                "personas": sorted_values(personas.get(root, {})),
                 "entities": [entities[e] for e in sorted(closure_entities)],
                 "states": sorted((s for e in closure_entities for s in states[e]), key=lambda r: r["id"]),
-                "surfaces": _sorted_values(surfaces.get(root, {})),
+                "surfaces": sorted_values(surfaces.get(root, {})),
                 "invariants": [invariants[i] for i in sorted(root_invariants)],
-                "scenarios": _sorted_values(scenarios.get(root, {})),
+                "scenarios": sorted_values(scenarios.get(root, {})),
                 "risks": [risks[k] for k in sorted(risk_ids.get(root, set()))],
                 "proofs": [proofs[p] for p in sorted(proof_ids)],
             }
@@ -512,85 +513,3 @@ class ProductStore:
 
 # Binds r to each requested workflow and w to it and every workflow it includes, transitively.
 _REACH = "MATCH (r:Workflow)-[:INCLUDES*0..]->(w:Workflow) WHERE r.id IN $roots"
-CLOSURE_KEYS = (
-    "workflows",
-    "actors",
-    "personas",
-    "entities",
-    "states",
-    "surfaces",
-    "invariants",
-    "scenarios",
-    "risks",
-    "proofs",
-)
-
-
-def empty_closure() -> dict[str, Any]:
-    return {key: [] for key in CLOSURE_KEYS}
-
-
-def _sorted_values(records: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    return [records[k] for k in sorted(records)]
-
-
-def _preorder(root: str, workflows: dict[str, dict[str, Any]]) -> list[str]:
-    """The root, then its included workflows depth-first in declaration order, each once."""
-    order: list[str] = []
-    seen: set[str] = set()
-    stack = [root]
-    while stack:  # iterative: include chains may be deeper than Python's recursion limit
-        wid = stack.pop()
-        if wid in seen:
-            continue
-        seen.add(wid)
-        order.append(wid)
-        stack.extend(reversed(workflows[wid]["includes"]))
-    return order
-
-
-def merge_closures(closures: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The closure of several roots: the roots in the order given, then each root's included
-    workflows in its own depth-first order, each workflow once; every other list is the union by id,
-    sorted by id. Pure."""
-    if len(closures) == 1:
-        return closures[0]
-    merged = empty_closure()
-    firsts = [c["workflows"][0] for c in closures]
-    rest = [w for c in closures for w in c["workflows"][1:]]
-    merged["workflows"] = list({w["id"]: w for w in reversed([*firsts, *rest])}.values())[::-1]
-    for key in CLOSURE_KEYS[1:]:
-        merged[key] = _sorted_values({r["id"]: r for c in closures for r in c[key]})
-    return merged
-
-
-def obligations(closure: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the work must honour and prove, from the closure only: invariants, risks, scenarios, proofs
-    (in that kind order), each kind sorted by id. Pure."""
-    out: list[dict[str, Any]] = []
-    for inv in sorted(closure.get("invariants", []), key=lambda r: r["id"]):
-        out.append(
-            {"kind": "invariant", "id": inv["id"], "text": inv["statement"], "severity": inv["severity"]}
-        )
-    for risk in sorted(closure.get("risks", []), key=lambda r: r["id"]):
-        out.append(
-            {
-                "kind": "risk",
-                "id": risk["id"],
-                "text": risk["statement"],
-                "severity": risk["severity"],
-                "mitigated_by": list(risk["mitigated_by"]),
-            }
-        )
-    for sc in sorted(closure.get("scenarios", []), key=lambda r: r["id"]):
-        out.append({"kind": "scenario", "id": sc["id"], "text": sc["title"]})
-    for proof in sorted(closure.get("proofs", []), key=lambda r: r["id"]):
-        out.append(
-            {
-                "kind": "proof",
-                "id": proof["id"],
-                "text": proof["requirement"],
-                "proves": list(proof["proves"]),
-            }
-        )
-    return out

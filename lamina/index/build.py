@@ -8,78 +8,53 @@ lamina/graphd/hosting.py), or this process does when graphd cannot build exactly
 
 from __future__ import annotations
 
-import fcntl
 import functools
+import importlib.util
 import os
 import sys
 import threading
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from lamina.config import load_config
 from lamina.errors import LaminaError
 from lamina.index.context import BuildContext
-from lamina.index.freshness import FINGERPRINT_FILE, quick_key
-from lamina.index.manifest import (
-    LAST_BUILD_FILE,
-    LAST_FAILURE_FILE,
-    fingerprint,
-    read_json,
-    write_json_atomic,
-)
-from lamina.index.progress import Progress
-from lamina.repo.git import identity_for, locate, working_state
-from lamina.runtime.paths import current_pointer
-from lamina.workspace import ensure_dirs, workspace_for
+from lamina.index.freshness import FINGERPRINT_FILE
+from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json, write_json_atomic
+from lamina.index.session import context_for, hold_lock, release_lock
 
-_held_locks: dict[str, int] = {}
+__all__ = ["context_for", "dodo_namespace", "ensure_fresh", "is_fresh", "quick_fresh", "sync"]
+
+# Lamina's own doit rules: the `rules` package installed beside `lamina` (docs/architecture.md).
+RULES_INIT = Path(__file__).resolve().parents[2] / "rules" / "__init__.py"
+_RULES_MODULE = "lamina_rules"
 
 
-def runtime_digest(allow_lexical: bool = False) -> str:
-    """The installed runtime's model digest (cheap: the pointer file); "" for a lexical-only build."""
-    from lamina.runtime.info import installed_model_digest
-
+def lamina_rules() -> ModuleType:
+    """Lamina's `rules` package, loaded from beside `lamina` and never by name: doit puts the dodo's own
+    folder first on sys.path, where a repository's own `rules.py` or `rules/` would shadow it."""
+    loaded = sys.modules.get(_RULES_MODULE)
+    if loaded is not None:
+        return loaded
+    spec = importlib.util.spec_from_file_location(_RULES_MODULE, RULES_INIT)
+    if spec is None or spec.loader is None:
+        raise LaminaError("LAMINA_INTERNAL", f"Lamina's build rules are missing: {RULES_INIT}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_RULES_MODULE] = module
     try:
-        return installed_model_digest()
-    except LaminaError:
-        if allow_lexical:
-            return ""
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[_RULES_MODULE]
         raise
+    return module
 
 
-def context_for(
-    start: Path,
-    *,
-    require_cached: bool = False,
-    quiet: bool = False,
-    allow_lexical: bool = False,
-    progress: Progress | None = None,
-    hosted: bool = False,
-) -> BuildContext:
-    location = locate(start)
-    config = load_config(location.root)
-    ws = workspace_for(location, config.index.store)
-    ensure_dirs(ws)
-    state = working_state(location.root)
-    identity = identity_for(location, state)
-    model_digest = runtime_digest(allow_lexical)
-    pointer = str(current_pointer())
-    quick = quick_key(
-        str(location.root),
-        str(location.common_dir),
-        state.status_digest,
-        state.changed,
-        config.graph.paths,
-        pointer,
-    )
-    return BuildContext(
-        ws=ws, config=config, identity=identity, state=state, model_digest=model_digest,
-        compute_fingerprint=lambda: fingerprint(location.root, state, identity, config, model_digest),
-        quick=quick, pointer=pointer,
-        require_cached=require_cached, progress=progress or Progress(quiet=quiet),
-        hosted=hosted,
-    )  # fmt: skip
+def dodo_namespace(dodo_file: str) -> dict[str, Any]:
+    """What a repository's dodo.py exposes (the file `lamina init` writes): the real graph for this
+    worktree, under Lamina's lock."""
+    namespace: dict[str, Any] = lamina_rules().dodo_namespace(dodo_file)
+    return namespace
 
 
 def quick_fresh(ctx: BuildContext) -> bool:
@@ -99,36 +74,6 @@ def is_fresh(ctx: BuildContext) -> bool:
     if recorded != current:
         write_json_atomic(ctx.build_dir / FINGERPRINT_FILE, current)
     return True
-
-
-def hold_lock(ctx: BuildContext, wait: bool = True) -> None:
-    """Lamina's per-identity lock around every run (prepare, hook, CI, plain doit); released at exit."""
-    ctx.build_dir.mkdir(parents=True, exist_ok=True)
-    path = ctx.build_dir / "lock"
-    key = str(path)
-    if key in _held_locks:
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
-        if not wait:
-            os.close(fd)
-            raise LaminaError(
-                "LAMINA_LOCKED", f"the index of {ctx.identity.label} is being built by {holder}"
-            ) from None
-        ctx.progress.note(f"waiting for the Lamina lock held by {holder} …")
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, f"pid {os.getpid()} ({' '.join(sys.argv[:3])})\n".encode(), 0)
-    _held_locks[key] = fd
-
-
-def release_lock(ctx: BuildContext) -> None:
-    fd = _held_locks.pop(str(ctx.build_dir / "lock"), None)
-    if fd is not None:
-        os.close(fd)
 
 
 def warm_graphd(ctx: BuildContext) -> threading.Thread:
@@ -168,15 +113,13 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     from doit.doit_cmd import DoitMain
     from doit.reporter import ZeroReporter
 
-    from rules import task_definitions
-
     _cache_doit_plugin_lookup()
 
     started = time.monotonic()
     ctx.build_dir.mkdir(parents=True, exist_ok=True)
     if not ctx.hosted:
         warm_graphd(ctx)
-    namespace = task_definitions(ctx)
+    namespace = lamina_rules().task_definitions(ctx)
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": ZeroReporter}
     ctx.error = None
     # No doit.cfg / [tool.doit] from whatever directory this process runs in: the rules say everything.

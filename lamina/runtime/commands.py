@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lamina.cli import add_json_flag, command_group, emit
+from lamina.command_line import add_json_flag, command_group, emit
 
 DEFAULT_ASSET_DIR = Path("build") / "assets"
 
