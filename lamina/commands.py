@@ -1,9 +1,12 @@
-"""The core commands: init, work prepare, context status|rebuild|search, graph check, graphd, hook."""
+"""The core commands: init, work prepare, context status|rebuild|search, graph check|list, graphd, hook."""
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import re
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -203,16 +206,23 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_graph_check(args: argparse.Namespace) -> int:
+def _load_graph(args: argparse.Namespace) -> tuple[dict[str, str], Any]:
+    """The product graph of this repository (the globs given, else [graph].paths): files and the validated
+    graph; raises LAMINA_GRAPH_INVALID listing every problem. Reads files only: no graphd, no writes."""
     from lamina.config import load_config
     from lamina.graph.load import load_graph_files, read_graph_files
-    from lamina.graph.version import graph_version
     from lamina.repo.git import locate
 
     root = locate(Path.cwd()).root
-    globs = tuple(args.paths) if args.paths else load_config(root).graph.paths
+    globs = tuple(args.paths) if getattr(args, "paths", None) else load_config(root).graph.paths
     files = read_graph_files(root, globs)
-    graph = load_graph_files(files)
+    return files, load_graph_files(files)
+
+
+def cmd_graph_check(args: argparse.Namespace) -> int:
+    from lamina.graph.version import graph_version
+
+    files, graph = _load_graph(args)
     roots = graph.roots()
     payload: dict[str, Any] = {
         "valid": True,
@@ -227,6 +237,22 @@ def cmd_graph_check(args: argparse.Namespace) -> int:
         f"valid: {len(files)} file(s), {len(graph.workflows)} workflows ({len(roots)} roots), "
         f"GraphVersion {payload['graph_version'][:16]}",
     )
+    return 0
+
+
+def cmd_graph_list(args: argparse.Namespace) -> int:
+    """The Workflow roots a task can select or `--workflow` can name, by id."""
+    from lamina.graph.version import graph_version
+
+    _, graph = _load_graph(args)
+    roots = sorted(graph.roots(), key=lambda w: w.id)
+    listed = [{"id": w.id, "title": w.title, "status": w.status, "aliases": list(w.aliases)} for w in roots]
+    human = "\n".join(
+        f"{w['id']}  [{w['status']}]  {w['title']}"
+        + (f"  (aliases: {', '.join(w['aliases'])})" if w["aliases"] else "")
+        for w in listed
+    )
+    emit(args, {"graph_version": graph_version(graph), "workflows": listed}, human or "(no workflows)")
     return 0
 
 
@@ -252,10 +278,32 @@ def cmd_graphd_stop(args: argparse.Namespace) -> int:
     return 0
 
 
-HOOK_SCRIPT = """#!/bin/sh
+HOOK_TEMPLATE = """#!/bin/sh
 # Installed by `lamina hook install`: validate the product graph and keep the index fresh.
+# lamina-hook-id: {hook_id}
 exec {python} -m lamina.cli hook run
 """
+# Hooks written before the id line existed: recognised by their exact shape, never by a mention of "lamina".
+_LEGACY_HOOK = re.compile(
+    r"#!/bin/sh\n# Installed by `lamina hook install`: validate the product graph and keep the index "
+    r"fresh\.\nexec \S+ -m lamina\.cli hook run\n"
+)
+
+
+def hook_id(template: str = HOOK_TEMPLATE) -> str:
+    """The mark of a hook Lamina wrote (pre-commit's way): a digest of the template it came from."""
+    return hashlib.sha256(template.encode()).hexdigest()[:16]
+
+
+def hook_script(python: str) -> str:
+    """The pre-commit hook for this interpreter; the path is quoted for the shell (spaces, quotes)."""
+    return HOOK_TEMPLATE.format(hook_id=hook_id(), python=shlex.quote(python))
+
+
+def is_lamina_hook(text: str) -> bool:
+    """Whether an existing hook is one Lamina wrote (this template's id, or the pre-id shape): only
+    those are replaced without --force. A foreign hook that merely mentions lamina is not."""
+    return f"# lamina-hook-id: {hook_id()}\n" in text or _LEGACY_HOOK.fullmatch(text) is not None
 
 
 def cmd_hook_install(args: argparse.Namespace) -> int:
@@ -267,11 +315,11 @@ def cmd_hook_install(args: argparse.Namespace) -> int:
         hooks = root / hooks
     hooks.mkdir(parents=True, exist_ok=True)
     hook = hooks / "pre-commit"
-    if hook.exists() and "lamina" not in hook.read_text(errors="replace") and not args.force:
+    if hook.exists() and not is_lamina_hook(hook.read_text(errors="replace")) and not args.force:
         raise LaminaError(
             "LAMINA_USAGE", f"{hook} exists and is not Lamina's", "Re-run with --force to replace it."
         )
-    hook.write_text(HOOK_SCRIPT.format(python=sys.executable))
+    hook.write_text(hook_script(sys.executable))
     os.chmod(hook, 0o755)
     emit(args, {"hook": str(hook)}, f"installed {hook}")
     return 0
@@ -338,6 +386,10 @@ def register(sub: Any, selected: str | None = None) -> None:
         p.add_argument("paths", nargs="*", help="globs (default: [graph].paths of lamina.toml)")
         add_json_flag(p)
         p.set_defaults(handler=cmd_graph_check)
+        p = graph.add_parser("list", help="the Workflow roots (id, status, title, aliases), by id")
+        p.add_argument("paths", nargs="*", help="globs (default: [graph].paths of lamina.toml)")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_graph_list)
 
     group = command_group(sub, "graphd", "the graph daemon", selected)
     if group is not None:

@@ -32,6 +32,9 @@ EMBED_BATCH_SIZE = 1
 SHARD_COUNT = (
     32  # files are hash-assigned to this many shards: 2 tasks each keeps `doit list --all` < 100 lines
 )
+# Branch/worktree identities whose shard columns and last activated members graphd's hosted builds
+# remember (lamina/index/worker.py); the least recent is forgotten first. ~10 MB each at 16,700 chunks.
+HOSTED_IDENTITIES_REMEMBERED = 8
 DEFAULT_MAX_FILE_BYTES = 1_000_000  # larger files are skipped and counted
 CHUNK_MAX_LINES = 80  # a longer symbol is split into windows of this many lines
 CHUNK_WINDOW_OVERLAP = 10  # lines shared by consecutive windows of one symbol

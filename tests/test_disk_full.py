@@ -10,6 +10,7 @@ import pytest
 
 from lamina.errors import LaminaError
 from lamina.graphd.client import connect, stop
+from lamina.graphd.server import LOW_DISK_BYTES
 from lamina.workspace import open_workspace
 from tests.helpers import EXAMPLE_GRAPH, make_repo, synthetic_versions, upload_generation
 
@@ -60,5 +61,27 @@ def test_full_disk_keeps_the_current_generation(small_disk: Path) -> None:
                 client, "id-a", synthetic_versions(2000, dim=64, seed=3, prefix="r"), version
             )
             assert client.call("gen.status", identity="id-a")["generation"] == retry
+    finally:
+        stop(ws)
+
+
+def test_a_graph_import_is_sized_by_the_files_its_header_carries(small_disk: Path) -> None:
+    """graph.import (and gen.begin) carry their data in the JSON header, not the payload: the space check
+    must count it, or a large graph is written into the last free megabytes."""
+    repo = make_repo(small_disk / "repo")
+    ws = open_workspace(repo)
+    try:
+        with connect(ws) as client:
+            client.call("graph.import", files={"product/checkout.toml": EXAMPLE_GRAPH.read_text()})
+        free = os.statvfs(small_disk)
+        filler = small_disk / "filler"
+        keep = LOW_DISK_BYTES + 2 * 1024 * 1024  # the reserve and 2 MB: less than 4x the graph below
+        with open(filler, "wb") as fh:
+            fh.write(b"\0" * max(0, free.f_bavail * free.f_frsize - keep))
+        big = EXAMPLE_GRAPH.read_text() + "\n" + "# padding\n" * 100_000  # ~1 MB of TOML comments
+        with pytest.raises(LaminaError) as err:
+            with connect(ws) as client:
+                client.call("graph.import", files={"product/checkout.toml": big})
+        assert err.value.code == "LAMINA_DISK_FULL" and "graph.import refused" in err.value.message
     finally:
         stop(ws)

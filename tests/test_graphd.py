@@ -383,3 +383,21 @@ def test_clean_stale_leaves_a_live_daemon_alone(ws) -> None:
         client.call("ping")
     assert clean_stale(ws) == []
     assert status(ws) is not None
+
+
+def test_stop_closes_idle_connections_instead_of_waiting_on_them(ws) -> None:
+    """Clients that keep a connection open without a request (an editor plugin, a crashed tool) must not
+    hold up `graphd stop`: graphd ends their reads, and their sockets see the end of the stream."""
+    idle = [connect(ws) for _ in range(3)]
+    try:
+        for client in idle:
+            assert client.call("ping")["pid"]  # each connection is served, then waits for more
+        assert stop(ws) is True
+        for client in idle:
+            client.sock.settimeout(30)  # a bound, not a wait: EOF is already there once stop returned
+            assert client.sock.recv(1) == b""
+    finally:
+        for client in idle:
+            client.close()
+    log = ws.log_path.read_text()
+    assert "stopping: closed 3 idle connection(s)" in log

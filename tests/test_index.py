@@ -515,3 +515,21 @@ def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:
         env=os.environ,
     )
     assert info.returncode == 0 and "graphd" in info.stdout
+
+
+def test_graphd_loads_its_model_with_the_configured_threads(repo: Path) -> None:
+    """[runtime].threads decides graphd's onnxruntime threads too (it was always 2), and a changed value
+    reaches the next hosted build without restarting graphd."""
+    config = repo / "lamina.toml"
+    config.write_text(config.read_text() + "\n[runtime]\nthreads = 1\n")
+    prepare(repo)
+
+    def model_threads() -> int | None:
+        proc = run_lamina("graphd", "status", "--json", cwd=repo)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return json.loads(proc.stdout)["model_threads"]
+
+    assert model_threads() == 1
+    config.write_text(config.read_text().replace("threads = 1", "threads = 3"))
+    prepare(repo)
+    assert model_threads() == 3

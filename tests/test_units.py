@@ -365,3 +365,17 @@ def test_the_status_answer_is_read_once_for_the_no_op_path_and_file_selection() 
         odd: _Candidate(path=odd, mode=None, index_blob=None),
     }  # fmt: skip
     assert parse_status(b"# branch.oid (initial)\0# branch.head (detached)\0") == ("", "(detached)", ())
+
+
+def test_the_remembered_shard_columns_follow_the_shard_count() -> None:
+    """graphd's memory of parsed shard files holds every shard file of the identities it remembers,
+    whatever SHARD_COUNT is (it was a literal 8 * 33)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import lamina.constants as c; c.SHARD_COUNT = 64; c.HOSTED_IDENTITIES_REMEMBERED = 3; "
+        "from lamina.index import worker; print(worker._COLUMNS_MAX, worker.ACTIVATED_MAX, len(worker.shard_names()))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["195", "3", "64"]  # 3 identities x (64 shards + the workflows shard)

@@ -98,9 +98,9 @@ class BuildHost:
     """One hosted build at a time: doit redirects sys.stdout/sys.stderr while an action runs, which is
     process-wide state, and two builds would only compete for the same two cores anyway."""
 
-    def __init__(self, data_dir: Path, shared_embedder: Callable[[str], Any]) -> None:
+    def __init__(self, data_dir: Path, shared_embedder: Callable[[str, int], Any]) -> None:
         self.data_dir = data_dir
-        self.shared_embedder = shared_embedder  # model digest -> graphd's loaded embedder
+        self.shared_embedder = shared_embedder  # (model digest, threads) -> graphd's loaded embedder
         self.lock = threading.Lock()
         self.active: set[threading.Event] = set()  # cancel events of running builds
 
@@ -148,7 +148,7 @@ class BuildHost:
         """Give the build graphd's loaded model; the reason it cannot, if so."""
         if ctx.model_digest:
             try:
-                ctx.shared_embedder = self.shared_embedder(ctx.model_digest)
+                ctx.shared_embedder = self.shared_embedder(ctx.model_digest, ctx.config.runtime.threads)
             except LaminaError as err:
                 return f"graphd cannot load the model: {err.message}"
         return None

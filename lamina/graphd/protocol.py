@@ -22,7 +22,7 @@ import struct
 import blake3
 
 from lamina.constants import FRAME_MAX_BYTES, MAC_BYTES, NONCE_BYTES
-from lamina.errors import LaminaError
+from lamina.errors import ERROR_CODES, LaminaError
 
 TYPE_CHECKING = False  # not `from typing import …`: this module is on the fast path of `prepare`
 if TYPE_CHECKING:
@@ -41,12 +41,18 @@ class Frame:
     """One authenticated frame. A slotted class, not a dataclass: the fast path of `prepare` imports this
     module and not dataclasses (~10 ms)."""
 
-    __slots__ = ("seq", "header", "payload")
+    __slots__ = ("seq", "header", "payload", "header_size")
 
-    def __init__(self, seq: int, header: dict[str, Any], payload: bytes) -> None:
+    def __init__(self, seq: int, header: dict[str, Any], payload: bytes, header_size: int = 0) -> None:
         self.seq = seq
         self.header = header
         self.payload = payload
+        self.header_size = header_size  # bytes of the JSON header as sent (some requests carry data there)
+
+    @property
+    def size(self) -> int:
+        """What the frame carries, header and payload: the data a writing request may store."""
+        return self.header_size + len(self.payload)
 
 
 def _mac(key: bytes, nonce: bytes, direction: bytes, signed: bytes) -> bytes:
@@ -106,7 +112,7 @@ def open_body(key: bytes, nonce: bytes, direction: bytes, body: bytes, last_seq:
         raise LaminaError("LAMINA_PROTOCOL", f"header is not JSON: {exc}") from exc
     if not isinstance(header, dict):
         raise LaminaError("LAMINA_PROTOCOL", "header is not a JSON object")
-    return Frame(seq=seq, header=header, payload=rest[header_len:])
+    return Frame(seq=seq, header=header, payload=rest[header_len:], header_size=header_len)
 
 
 def encode_table(table: Any) -> bytes:
@@ -159,6 +165,25 @@ def read_greeting(sock: socket.socket) -> bytes:
     return hello[len(GREETING) :]
 
 
+def reported_error(error: Any, op: str) -> LaminaError:
+    """The LaminaError graphd reported. A code this client does not know (a graphd of another Lamina
+    version) is a protocol error that quotes it, never a crash of the client."""
+    err = error if isinstance(error, dict) else {}
+    code, message, hint = (
+        err.get("code"),
+        str(err.get("message", "graphd refused the request")),
+        err.get("hint"),
+    )
+    if isinstance(code, str) and code in ERROR_CODES:
+        return LaminaError(code, message, str(hint or ""))
+    return LaminaError(
+        "LAMINA_PROTOCOL",
+        f"graphd answered {op} with an error this Lamina does not know ({code!r}): {message}",
+        "graphd runs another Lamina version: stop it with `lamina graphd stop`; the next command starts "
+        "this version's.",
+    )
+
+
 class GraphdClient:
     """One authenticated connection to graphd, as the CLI, a worker or a build sees it: requests and their
     replies, with progress frames in between for long requests."""
@@ -206,13 +231,7 @@ class GraphdClient:
             if on_progress is not None:
                 on_progress(str(header.get("progress", "")))
         if not header.get("ok"):
-            err = header.get("error") or {}
-            code = err.get("code", "LAMINA_INTERNAL")
-            raise LaminaError(
-                code if isinstance(code, str) else "LAMINA_INTERNAL",
-                str(err.get("message", "graphd refused the request")),
-                str(err.get("hint", "")),
-            )
+            raise reported_error(header.get("error"), op)
         return header, frame.payload
 
     def _read_reply(self, op: str, seq: int) -> Frame:

@@ -54,6 +54,17 @@ def _require(header: dict[str, Any], name: str, kind: type | tuple[type, ...]) -
     return value
 
 
+def configured_threads(root: Path) -> int:
+    """The repository's [runtime].threads for graphd's model; each hosted build then passes its own. A
+    lamina.toml that does not load must not keep graphd from starting: the command reports it."""
+    from lamina.config import RuntimeConfig, load_config
+
+    try:
+        return load_config(root).runtime.threads
+    except LaminaError:
+        return RuntimeConfig().threads
+
+
 class GraphDaemon:
     def __init__(self, ws: Workspace, idle_timeout: float) -> None:
         import real_ladybug as lb
@@ -68,6 +79,9 @@ class GraphDaemon:
         self.db_lock = threading.RLock()  # one writer/reader at a time on the databases
         self.stopping = threading.Event()
         self.workers: list[threading.Thread] = []
+        # Connections waiting for their next request; woken at stop (close_idle_connections).
+        self.idle_connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
         self.gc_due = True  # also collect what a previous graphd left
         self.gc_full = True  # the first collection sweeps everything (uploads of builds that never finished)
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
@@ -82,7 +96,7 @@ class GraphDaemon:
             )
         from lamina.retrieval.service import RetrievalService
 
-        self.retrieval = RetrievalService(self.product, self.index)
+        self.retrieval = RetrievalService(self.product, self.index, threads=configured_threads(ws.root))
         self.builds = BuildHost(ws.data_dir, self.retrieval.embedder_for)
         self.handlers: dict[str, Callable[[dict[str, Any], bytes], Reply]] = {
             "ping": self.op_ping,
@@ -147,6 +161,7 @@ class GraphDaemon:
             "log": str(self.ws.log_path),
             "idle_timeout_seconds": self.idle_timeout,
             "graph_version": self.product.graph_version(),
+            "model_threads": self.retrieval.model_threads,
         }, b""
 
     def op_stop(self, header: dict[str, Any], payload: bytes) -> Reply:
@@ -342,6 +357,8 @@ class GraphDaemon:
         try:
             conn.sendall(protocol.GREETING + nonce)
             while not self.stopping.is_set():
+                with self.connections_lock:
+                    self.idle_connections.add(conn)
                 try:
                     body = protocol.read_body(conn)
                 except EOFError:
@@ -349,6 +366,9 @@ class GraphDaemon:
                 except LaminaError as err:  # oversized, short or truncated: answer, then drop the connection
                     self._refuse(conn, nonce, last_seq + 1, err)
                     return
+                finally:
+                    with self.connections_lock:
+                        self.idle_connections.discard(conn)
                 try:
                     frame = protocol.open_body(self.key, nonce, protocol.TO_SERVER, body, last_seq)
                 except LaminaError as err:
@@ -466,7 +486,7 @@ class GraphDaemon:
         started = time.perf_counter()
         try:
             if op in WRITING_OPS:
-                self.require_space(op, len(frame.payload) * WRITE_SPACE_FACTOR)
+                self.require_space(op, frame.size * WRITE_SPACE_FACTOR)
             with self.db_lock:
                 header, payload = handler(frame.header, frame.payload)
         except LaminaError as err:
@@ -481,6 +501,20 @@ class GraphDaemon:
             bug = LaminaError("LAMINA_INTERNAL", f"{op} failed: {type(exc).__name__}: {exc}")
             return {"ok": False, **bug.to_json()}, b""
         return {"ok": True, **header, "server_ms": round((time.perf_counter() - started) * 1000, 3)}, payload
+
+    def close_idle_connections(self) -> None:
+        """Wake every connection thread waiting for a request: its read ends (EOF) and the thread exits,
+        so stopping never waits on clients that merely keep a connection open. A thread in the middle
+        of a request is not idle: it finishes and sends its reply."""
+        with self.connections_lock:
+            idle = list(self.idle_connections)
+        for conn in idle:
+            try:
+                conn.shutdown(socket.SHUT_RD)
+            except OSError:  # closed meanwhile
+                pass
+        if idle:
+            log.info("stopping: closed %d idle connection(s)", len(idle))
 
     def serve(self, listener: socket.socket) -> None:
         listener.settimeout(0.5)  # wake up to notice stop requests and the idle timeout
@@ -499,6 +533,7 @@ class GraphDaemon:
             self.workers = [w for w in self.workers if w.is_alive()] + [worker]
             worker.start()
         self.builds.cancel_all()  # each stops at its next unit of work, before activating anything
+        self.close_idle_connections()
         for worker in self.workers:  # let in-flight replies (such as the answer to `stop`) go out
             worker.join(timeout=None if self.builds.busy else 2.0)
 

@@ -20,6 +20,7 @@ import blake3
 from lamina.constants import (
     CHUNKER_VERSION,
     GRAPHD_EMBED_MAX_TEXTS,
+    HOSTED_IDENTITIES_REMEMBERED,
     RETRIEVAL_SCHEMA_VERSION,
     SHARD_COUNT,
     UPLOAD_BATCH_ROWS,
@@ -102,7 +103,8 @@ def _read_columns(path: Path) -> dict[str, list[Any]]:
 # Shard file -> ((mtime, size, inode), its parsed columns); shard files are replaced, never edited in place
 # (_write_if_changed), so a changed shard always has a new inode or mtime. Callers must not mutate them.
 _COLUMNS: dict[str, tuple[tuple[int, int, int], dict[str, list[Any]]]] = {}
-_COLUMNS_MAX = 8 * 33  # shards of the last few branch/worktree identities
+# Every shard file (the shards and the workflows one) of the identities remembered.
+_COLUMNS_MAX = HOSTED_IDENTITIES_REMEMBERED * (SHARD_COUNT + 1)
 
 
 def _record(columns: dict[str, list[Any]], row: int) -> dict[str, Any]:
@@ -532,7 +534,7 @@ class _Activated:
 # them out from the shards whose columns changed rather than from a set of all 16,700.
 _ACTIVATED: dict[str, _Activated] = {}
 DELTA_MAX_FRACTION = 0.25  # beyond this share of changed members, declaring them all is as cheap
-ACTIVATED_MAX = 8  # build dirs (branch/worktree identities) remembered; the least recent is forgotten first
+ACTIVATED_MAX = HOSTED_IDENTITIES_REMEMBERED  # build dirs remembered; the least recent is forgotten first
 
 
 def _delta_base(ctx: BuildContext) -> _Activated | None:

@@ -261,13 +261,17 @@ def load_state(index: Any, generation: str, cache: VersionCache) -> GenerationSt
 
 
 class RetrievalService:
-    def __init__(self, product: Any, index: Any) -> None:
+    def __init__(self, product: Any, index: Any, threads: int) -> None:
         self.product = product
         self.index = index
         self._states: OrderedDict[str, GenerationState] = OrderedDict()
         self._cache = VersionCache()
         self._embedder: Any = None
         self._embedder_lock = threading.Lock()
+        # onnxruntime intra-op threads: the repository's [runtime].threads (at start, then each hosted
+        # build's configuration). The vectors do not depend on it (one text per call, docs/runtime.md).
+        self.threads = threads
+        self._embedder_threads = threads
 
     def forget(self) -> None:
         self._states.clear()
@@ -293,17 +297,26 @@ class RetrievalService:
         return state
 
     def embedder(self) -> Any:
-        """graphd's model, loaded on first use and kept (raises the runtime's error when it cannot load)."""
+        """graphd's model with `self.threads` intra-op threads, loaded on first use and kept (loaded again
+        when the configured thread count changed); raises the runtime's error when it cannot load."""
         with self._embedder_lock:  # queries and a hosted build may ask at the same time
-            if self._embedder is None:
+            if self._embedder is None or self._embedder_threads != self.threads:
                 from lamina.runtime.embedder import load_embedder
 
-                self._embedder = load_embedder(threads=2)
+                self._embedder = load_embedder(threads=self.threads)
+                self._embedder_threads = self.threads
         return self._embedder
 
-    def embedder_for(self, model_digest: str) -> Any:
-        """The loaded model, for a build that embeds with model_digest: the vectors are a worker's own,
-        bit for bit, because one text per call is independent of batch and thread count (docs/runtime.md)."""
+    @property
+    def model_threads(self) -> int | None:
+        """The intra-op threads of the loaded model; None while no model is loaded."""
+        return None if self._embedder is None else self._embedder_threads
+
+    def embedder_for(self, model_digest: str, threads: int) -> Any:
+        """The loaded model, for a build that embeds with model_digest and its [runtime].threads: the
+        vectors are a worker's own, bit for bit, because one text per call is independent of batch and
+        thread count (docs/runtime.md)."""
+        self.threads = threads
         embedder = self.embedder()
         if embedder.info.model_digest != model_digest:
             raise LaminaError(

@@ -1,0 +1,108 @@
+"""The command line as a user meets it: hints name commands that exist; `graph list`."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from lamina.errors import ERROR_CODES, integrity_error
+from tests.conftest import run_lamina
+from tests.helpers import EXAMPLE_GRAPH, make_repo
+
+_COMMAND_IN_HINT = re.compile(r"`lamina ((?:[a-z][a-z-]*)(?: [a-z][a-z-]*)?)")
+
+
+def _hint_commands() -> set[str]:
+    hints = [hint for _, hint in ERROR_CODES.values()] + [integrity_error("x").hint]
+    return {match for hint in hints for match in _COMMAND_IN_HINT.findall(hint)}
+
+
+def test_hints_quote_commands_and_every_quoted_command_exists() -> None:
+    commands = _hint_commands()
+    assert {"graph list", "context rebuild", "graphd status"} <= commands
+    for command in sorted(commands):
+        proc = run_lamina(*command.split(), "--help")
+        assert proc.returncode == 0, f"a hint names `lamina {command}`, which does not exist:\n{proc.stderr}"
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    graph = (
+        EXAMPLE_GRAPH.read_text()
+        + '\n[[workflow]]\nid = "old-checkout"\ntitle = "Old checkout"\nstatus = "retired"\n'
+    )
+    return make_repo(
+        tmp_path / "r", {"lamina.toml": '[graph]\npaths = ["product/*.toml"]\n', "product/g.toml": graph}
+    )
+
+
+def test_graph_list_shows_every_root_with_its_status_and_aliases(repo: Path) -> None:
+    proc = run_lamina("graph", "list", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    listed = json.loads(proc.stdout)["workflows"]
+    assert listed == [
+        {
+            "id": "checkout",
+            "title": "Check out a cart",
+            "status": "active",
+            "aliases": ["place order", "buy"],
+        },
+        {"id": "old-checkout", "title": "Old checkout", "status": "retired", "aliases": []},
+    ]
+    human = run_lamina("graph", "list", cwd=repo).stdout
+    assert "old-checkout  [retired]  Old checkout" in human and "aliases: place order, buy" in human
+
+
+def test_graph_list_of_an_invalid_graph_lists_its_problems(repo: Path) -> None:
+    (repo / "product" / "g.toml").write_text('[[workflow]]\nid = "x"\n')  # no title
+    proc = run_lamina("graph", "list", "--json", cwd=repo)
+    assert proc.returncode == 4
+    assert json.loads(proc.stdout)["error"]["code"] == "LAMINA_GRAPH_INVALID"
+
+
+def test_the_hook_quotes_an_interpreter_path_with_spaces_and_quotes(tmp_path: Path) -> None:
+    from lamina.commands import hook_script
+
+    folder = tmp_path / "my tools" / "it's here"
+    folder.mkdir(parents=True)
+    python = folder / "python"
+    seen = tmp_path / "seen"
+    python.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {shlex.quote(str(seen))}\n')
+    python.chmod(0o755)
+    hook = tmp_path / "pre-commit"
+    hook.write_text(hook_script(str(python)))
+    proc = subprocess.run(["sh", str(hook)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert seen.read_text().split("\n")[:4] == ["-m", "lamina.cli", "hook", "run"]
+
+
+def test_lamina_knows_its_own_hook_by_its_id_not_by_a_mention() -> None:
+    from lamina.commands import hook_script, is_lamina_hook
+
+    assert is_lamina_hook(hook_script("/usr/bin/python3"))
+    legacy = (
+        "#!/bin/sh\n# Installed by `lamina hook install`: validate the product graph and keep the index fresh.\n"
+        "exec /venv/bin/python -m lamina.cli hook run\n"
+    )
+    assert is_lamina_hook(legacy)  # written by an earlier Lamina: still replaced without --force
+    assert not is_lamina_hook("#!/bin/sh\n# also runs lamina, then our linters\nmake lint\n")
+    assert not is_lamina_hook(legacy + "make lint\n")  # a Lamina hook someone extended is theirs now
+
+
+def test_hook_install_keeps_a_foreign_hook_that_mentions_lamina(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "h")
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.parent.mkdir(parents=True, exist_ok=True)
+    foreign = "#!/bin/sh\n# team hook: lamina runs in CI, here only the linters\nmake lint\n"
+    hook.write_text(foreign)
+    proc = run_lamina("hook", "install", "--json", cwd=repo)
+    assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "LAMINA_USAGE"
+    assert hook.read_text() == foreign
+    assert run_lamina("hook", "install", "--force", cwd=repo).returncode == 0
+    assert "# lamina-hook-id: " in hook.read_text()
+    assert run_lamina("hook", "install", cwd=repo).returncode == 0  # its own hook: replaced freely
