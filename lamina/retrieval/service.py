@@ -326,7 +326,7 @@ class RetrievalService:
 
     def embed_texts(self, texts: list[str], model_digest: str) -> np.ndarray:
         """Embed a handful of texts for a build running in another process (the `embed` request)."""
-        vectors: np.ndarray = self.embedder_for(model_digest).embed(texts)
+        vectors: np.ndarray = self.embedder_for(model_digest, self.threads).embed(texts)
         return vectors
 
     def embed_query(self, text: str, state: GenerationState) -> tuple[np.ndarray | None, LaminaError | None]:
