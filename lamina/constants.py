@@ -35,6 +35,14 @@ SHARD_COUNT = (
 # Branch/worktree identities whose shard columns and last activated members graphd's hosted builds
 # remember (lamina/index/worker.py); the least recent is forgotten first. ~10 MB each at 16,700 chunks.
 HOSTED_IDENTITIES_REMEMBERED = 8
+# Files whose shard rows hosted builds remember (~2.3 KB each: 23 MB at 10,000 files, tracemalloc).
+FILE_ROWS_MAX = 50_000
+# Text digests remembered as embedded per content store and model (~100 MB at the most); then start over.
+EMBEDDED_DIGESTS_MAX = 1_000_000
+# Worktrees whose last file selection is remembered (a few MB each at 10,000 files).
+SELECTIONS_REMEMBERED = 8
+# (path, mode) decisions of the path rules remembered before starting over.
+PATH_DECISIONS_MAX = 500_000
 DEFAULT_MAX_FILE_BYTES = 1_000_000  # larger files are skipped and counted
 CHUNK_MAX_LINES = 80  # a longer symbol is split into windows of this many lines
 CHUNK_WINDOW_OVERLAP = 10  # lines shared by consecutive windows of one symbol

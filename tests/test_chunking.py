@@ -559,7 +559,7 @@ def test_every_line_of_this_project_lands_in_a_chunk() -> None:
 def test_the_chunks_step_remembers_file_rows_only_for_the_store_that_holds_their_texts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """graphd remembers each file's shard rows between builds (lamina/index/worker.py, _FILE_ROWS): the
+    """graphd remembers each file's shard rows between builds (BuildMemory.file_rows): the
     rows must be those a fresh chunking gives, and a replaced content store must be filled again, never
     skipped because the rows were remembered (its texts would be missing when embedding)."""
     import shutil
@@ -567,6 +567,7 @@ def test_the_chunks_step_remembers_file_rows_only_for_the_store_that_holds_their
     from lamina.index import worker
     from lamina.index.build import context_for
     from lamina.index.cas import ContentStore
+    from lamina.index.memory import BuildMemory
     from tests.helpers import make_repo
 
     repo = make_repo(tmp_path / "repo", {
@@ -576,15 +577,16 @@ def test_the_chunks_step_remembers_file_rows_only_for_the_store_that_holds_their
     })  # fmt: skip
     monkeypatch.setenv("LAMINA_STORE", str(tmp_path / "store"))
 
+    memory = BuildMemory()  # graphd's build host keeps one for the builds it hosts
+
     def chunk_all() -> dict[str, list[str]]:
-        ctx = context_for(repo, allow_lexical=True, quiet=True)
+        ctx = context_for(repo, allow_lexical=True, quiet=True, memory=memory)
         worker.step_manifest(ctx)
         for shard in worker.shard_names():
             worker.step_chunks(ctx, shard)
-        columns = {s: worker._read_columns(worker.chunks_file(ctx, s)) for s in worker.shard_names()}
+        columns = {s: worker._read_columns(ctx, worker.chunks_file(ctx, s)) for s in worker.shard_names()}
         return {s: c["id"] + c["text_digest"] for s, c in columns.items() if c["id"]}
 
-    worker._FILE_ROWS.clear()
     fresh = chunk_all()
     lookups: list[str] = []
     real_get = ContentStore.get_chunks
@@ -610,6 +612,7 @@ def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
     from lamina.index import worker
     from lamina.index.build import context_for
     from lamina.index.cas import ContentStore
+    from lamina.index.memory import BuildMemory
     from tests.helpers import make_repo
 
     repo = make_repo(tmp_path / "repo", {
@@ -625,15 +628,16 @@ def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
         lambda self, keys: asked.append(len(keys)) or real_missing(self, keys),
     )
 
+    memory = BuildMemory()
+
     def missing() -> list[tuple[str, str]]:
-        ctx = context_for(repo, allow_lexical=True, quiet=True)
+        ctx = context_for(repo, allow_lexical=True, quiet=True, memory=memory)
         worker.step_manifest(ctx)
         for shard in worker.shard_names():
             worker.step_chunks(ctx, shard)
         ctx.model_digest = "test-model"  # what the embedding keys are made of; no model runs here
         return [pair for shard in worker.shard_names() for pair in worker._missing_for(ctx, shard)]
 
-    worker._EMBEDDED.clear()
     everything = missing()
     assert len(everything) >= 12 and sum(asked) == len(everything)
     half = everything[: len(everything) // 2]
@@ -647,7 +651,7 @@ def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
     assert missing() == everything and sum(asked) == len(everything)
     # What the embeddings step itself stores is known at once: the next check asks the store nothing.
     monkeypatch.setattr(worker, "_embed", lambda ctx, texts: np.ones((len(texts), 4), np.float32))
-    ctx = context_for(repo, allow_lexical=True, quiet=True)
+    ctx = context_for(repo, allow_lexical=True, quiet=True, memory=memory)
     ctx.model_digest = "test-model"
     for shard in worker.shard_names():
         worker.step_embeddings(ctx, shard)

@@ -255,13 +255,13 @@ def test_reselection_equals_a_full_selection_through_every_kind_of_change(
         return real_candidates(root, paths)  # type: ignore[arg-type]
 
     monkeypatch.setattr(files_module, "_git_candidates", counting)
-    files_module._SNAPSHOTS.clear()
+    memory = files_module.SelectionMemory()  # what graphd's build host keeps between builds
     config = small_config()
 
     def check(expect_full: bool = False) -> None:
         before = len(full_listings)
         head, changed, raw = _state(repo)
-        incremental = reselect_files(repo, config, head, changed, status_raw=raw)
+        incremental = reselect_files(repo, config, head, changed, status_raw=raw, memory=memory)
         assert len(full_listings) - before == (1 if expect_full else 0)
         assert incremental == select_files(repo, config)
         # What the status answer describes of the changed paths is what git's own listing says of them.

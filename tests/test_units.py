@@ -306,11 +306,12 @@ def test_membership_from_changed_shards_equals_a_full_count() -> None:
     """A build after an edit compares only the shards whose columns changed (by identity) with the
     generation it starts from; the members must be those of all shards, and the change exactly theirs."""
     from lamina.index import worker
+    from lamina.index.memory import Activated
 
     shard = lambda *ids: {"id": list(ids)}  # noqa: E731
     v = [f"v{i:040x}" for i in range(12)]
     before = [shard(v[0]), shard(v[1], v[2]), shard(v[3]), shard(v[4], v[5])]
-    base = worker._Activated("g1", tuple(before), sorted(v[:6]))
+    base = Activated("g1", tuple(before), sorted(v[:6]))
     after = [before[0], shard(v[1], v[7]), before[2], shard(v[4], v[5])]  # an edit; a rewrite, same ids
     ids, added, removed, changed = worker._membership(base, after)
     assert ids == sorted({i for s in after for i in s["id"]})
@@ -368,14 +369,44 @@ def test_the_status_answer_is_read_once_for_the_no_op_path_and_file_selection() 
 
 
 def test_the_remembered_shard_columns_follow_the_shard_count() -> None:
-    """graphd's memory of parsed shard files holds every shard file of the identities it remembers,
-    whatever SHARD_COUNT is (it was a literal 8 * 33)."""
+    """A build memory holds every shard file of the identities it remembers, whatever SHARD_COUNT is
+    (it was a literal 8 * 33)."""
     import subprocess
     import sys
 
     probe = (
         "import lamina.constants as c; c.SHARD_COUNT = 64; c.HOSTED_IDENTITIES_REMEMBERED = 3; "
-        "from lamina.index import worker; print(worker._COLUMNS_MAX, worker.ACTIVATED_MAX, len(worker.shard_names()))"
+        "from lamina.index.memory import BuildMemory; m = BuildMemory(); "
+        "print(m.shard_columns.limit, m.activated.limit)"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
-    assert out.split() == ["195", "3", "64"]  # 3 identities x (64 shards + the workflows shard)
+    assert out.split() == ["195", "3"]  # 3 identities x (64 shards + the workflows shard)
+
+
+def test_a_bounded_memory_forgets_the_least_recently_stored_first() -> None:
+    from lamina.bounded import Bounded
+
+    memory: Bounded[str, int] = Bounded(2)
+    memory.put("a", 1)
+    memory.put("b", 2)
+    memory.put("a", 3)  # stored again: now the most recent
+    memory.put("c", 4)
+    assert (memory.get("a"), memory.get("b"), memory.get("c"), len(memory)) == (3, None, 4, 2)
+    assert memory.pop("a") == 3 and "a" not in memory and memory.pop("a") is None
+
+
+def test_a_content_store_made_again_at_the_same_path_has_another_identity(tmp_path: Path) -> None:
+    """What a long-lived graphd remembers about a store is keyed on an id written into the store, not on
+    its file's (device, inode), which a deleted and recreated store gets again."""
+    import shutil
+
+    from lamina.index.cas import ContentStore
+
+    first = ContentStore(tmp_path / "store")
+    same = ContentStore(tmp_path / "store")  # another process opening the same store
+    assert first.identity == same.identity
+    first.close()
+    same.close()
+    shutil.rmtree(tmp_path / "store")
+    again = ContentStore(tmp_path / "store")
+    assert again.identity != first.identity

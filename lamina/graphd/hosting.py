@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lamina.errors import LaminaError
+from lamina.index.memory import BuildMemory
 from lamina.index.progress import BuildCancelled, Progress
 
 if TYPE_CHECKING:
@@ -103,6 +104,8 @@ class BuildHost:
         self.shared_embedder = shared_embedder  # (model digest, threads) -> graphd's loaded embedder
         self.lock = threading.Lock()
         self.active: set[threading.Event] = set()  # cancel events of running builds
+        # What the builds graphd hosts remember between runs (lamina/index/memory.py): owned here.
+        self.memory = BuildMemory()
 
     @property
     def busy(self) -> bool:
@@ -139,7 +142,7 @@ class BuildHost:
     def _context(self, worktree: str, progress: Progress, **options: Any) -> BuildContext:
         from lamina.index.build import context_for
 
-        ctx = context_for(Path(worktree), progress=progress, hosted=True, **options)
+        ctx = context_for(Path(worktree), progress=progress, hosted=True, memory=self.memory, **options)
         if ctx.ws.data_dir != self.data_dir:
             raise LaminaError("LAMINA_PROTOCOL", f"{worktree} is not a worktree of this repository")
         return ctx

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import uuid
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,17 +28,19 @@ class ContentStore:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / CAS_FILE
         self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
-        info = self.path.stat()  # the file exists now: connect() created it
-        # Which store this is, for what a long-lived process remembers about it: another store, or one
-        # deleted and made again under the same path, is another file (lamina/index/worker.py).
-        self.identity = (info.st_dev, info.st_ino)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(
             "CREATE TABLE IF NOT EXISTS chunks(file_key TEXT PRIMARY KEY, records TEXT NOT NULL);"
             "CREATE TABLE IF NOT EXISTS texts(digest TEXT PRIMARY KEY, text TEXT NOT NULL);"
             "CREATE TABLE IF NOT EXISTS embeddings(key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vector BLOB NOT NULL);"
+            "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
         )
+        # Which store this is, for what a long-lived process remembers about it (lamina/index/memory.py):
+        # a random id written when the store is created. Not its file's (device, inode): a store deleted
+        # and made again under the same path got the same inode 20 times out of 20 here.
+        self._write("INSERT OR IGNORE INTO meta VALUES ('store_id', ?)", [(uuid.uuid4().hex,)])
+        self.identity: str = self.db.execute("SELECT value FROM meta WHERE key = 'store_id'").fetchone()[0]
 
     def close(self) -> None:
         self.db.close()

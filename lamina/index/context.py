@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from lamina.config import Config
 from lamina.errors import LaminaError
+from lamina.index.memory import BuildMemory
 from lamina.index.progress import Progress
 from lamina.repo.git import Identity, WorkingState
 from lamina.workspace import Workspace
@@ -39,6 +40,8 @@ class BuildContext:
     # (embedding key, text digest) pairs each due shard lacks, listed once when embedding starts
     due_embeddings: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     prepared_packet: dict[str, Any] | None = None  # the packet a hosted build was asked to prepare after it
+    # What builds remember between runs: graphd's build host passes its own; otherwise a fresh one.
+    memory: BuildMemory = field(default_factory=BuildMemory)
     _fingerprint: str | None = None
     _store: ContentStore | None = None
     _embedder: Any = None

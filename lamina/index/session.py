@@ -16,6 +16,7 @@ from lamina.errors import LaminaError
 from lamina.index.context import BuildContext
 from lamina.index.freshness import quick_key
 from lamina.index.manifest import fingerprint
+from lamina.index.memory import BuildMemory
 from lamina.index.progress import Progress
 from lamina.repo.git import identity_for, locate, working_state
 from lamina.runtime.paths import current_pointer
@@ -42,6 +43,7 @@ def context_for(
     allow_lexical: bool = False,
     progress: Progress | None = None,
     hosted: bool = False,
+    memory: BuildMemory | None = None,
 ) -> BuildContext:
     location = locate(start)
     config = load_config(location.root)
@@ -64,7 +66,7 @@ def context_for(
         compute_fingerprint=lambda: fingerprint(location.root, state, identity, config, model_digest),
         quick=quick, pointer=pointer,
         require_cached=require_cached, progress=progress or Progress(quiet=quiet),
-        hosted=hosted,
+        hosted=hosted, memory=memory if memory is not None else BuildMemory(),
     )  # fmt: skip
 
 

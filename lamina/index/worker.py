@@ -11,7 +11,6 @@ import functools
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ import blake3
 from lamina.constants import (
     CHUNKER_VERSION,
     GRAPHD_EMBED_MAX_TEXTS,
-    HOSTED_IDENTITIES_REMEMBERED,
     RETRIEVAL_SCHEMA_VERSION,
     SHARD_COUNT,
     UPLOAD_BATCH_ROWS,
@@ -42,6 +40,7 @@ from lamina.index.membership import (
     text_digest,
     version_id,
 )
+from lamina.index.memory import Activated, RowsKey
 
 # Texts per embedder call and per store commit: also how much work a cancelled or killed build can lose,
 # and how long a hosted build takes to notice that its client went away (~2–4 s on 2 cores).
@@ -85,26 +84,19 @@ def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
     _write_if_changed(path, json.dumps(columns, sort_keys=True, separators=(",", ":")))
 
 
-def _read_columns(path: Path) -> dict[str, list[Any]]:
+def _read_columns(ctx: BuildContext, path: Path) -> dict[str, list[Any]]:
     """A shard's columns; graphd, which hosts build after build, parses a shard again only when the file
-    changed (the generation step reads all 33 shards: ~17 ms of JSON at 16,700 versions)."""
+    changed (the generation step reads all 33 shards: ~17 ms of JSON at 16,700 versions). Shard files are
+    replaced, never edited in place (_write_if_changed), so a changed shard always has a new inode or
+    mtime. The columns are shared between builds: callers must not mutate them."""
     st = os.stat(path)
     stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
-    cached = _COLUMNS.get(str(path))
+    cached = ctx.memory.shard_columns.get(str(path))
     if cached is not None and cached[0] == stamp:
         return cached[1]
     columns: dict[str, list[Any]] = json.loads(path.read_text())
-    _COLUMNS[str(path)] = (stamp, columns)
-    while len(_COLUMNS) > _COLUMNS_MAX:
-        _COLUMNS.pop(next(iter(_COLUMNS)))
+    ctx.memory.shard_columns.put(str(path), (stamp, columns))
     return columns
-
-
-# Shard file -> ((mtime, size, inode), its parsed columns); shard files are replaced, never edited in place
-# (_write_if_changed), so a changed shard always has a new inode or mtime. Callers must not mutate them.
-_COLUMNS: dict[str, tuple[tuple[int, int, int], dict[str, list[Any]]]] = {}
-# Every shard file (the shards and the workflows one) of the identities remembered.
-_COLUMNS_MAX = HOSTED_IDENTITIES_REMEMBERED * (SHARD_COUNT + 1)
 
 
 def _record(columns: dict[str, list[Any]], row: int) -> dict[str, Any]:
@@ -161,6 +153,7 @@ def step_manifest(ctx: BuildContext) -> None:
         ctx.state.changed,
         known=lambda: _accepted_blobs(ctx),
         status_raw=ctx.state.status_raw,
+        memory=ctx.memory.selection,
     )
     shards: dict[str, list[str]] = {name: [] for name in shard_names()}
     for f in selection.files:
@@ -228,11 +221,11 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
     if shard not in ctx.shards_to_chunk:  # doit runs it for another reason (e.g. a missing target)
         ctx.shards_to_chunk[shard] = len(lines)
         ctx.progress.total += len(lines)
-    unstored: list[tuple[_RowsKey, list[dict[str, Any]]]] = []
+    unstored: list[tuple[RowsKey, list[dict[str, Any]]]] = []
     for line in lines:
         path, blob, _size = line.split("\t")
         remembered_key = (store.identity, path, blob, ctx.model_digest)
-        remembered = _FILE_ROWS.get(remembered_key)
+        remembered = ctx.memory.file_rows.get(remembered_key)
         if remembered is not None:  # this file content at this path, chunked by an earlier build
             out.extend(remembered)
             ctx.progress.advance()
@@ -275,59 +268,41 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
         if chunked_now:  # remembered once the store holds its texts
             unstored.append((remembered_key, rows))
         else:
-            _remember_rows(remembered_key, rows)
+            ctx.memory.file_rows.put(remembered_key, rows)
         out.extend(rows)
         if len(pending) >= 200:
             store.put_chunks(pending, pending_texts)
             pending, pending_texts = [], {}
-            _remember_all(unstored)
+            _remember_all(ctx, unstored)
         ctx.progress.advance()
     if pending:
         store.put_chunks(pending, pending_texts)
-    _remember_all(unstored)
+    _remember_all(ctx, unstored)
     _write_records(chunks_file(ctx, shard), out)
 
 
-# (content store, path, blob, model digest) -> that file's shard rows. graphd chunks a whole shard again
-# after an edit of one of its files (~300 at 10,000 files); the other files' rows are the same as last
-# time, and reading and re-deriving them (a store lookup, version ids) cost ~10 ms a shard. Keyed by
-# ContentStore.identity, so a replaced or another store is asked again; rows are only remembered once the
-# store holds their texts. Rows are shared, never mutated.
-_RowsKey = tuple[tuple[int, int], str, str, str]
-_FILE_ROWS: dict[_RowsKey, list[dict[str, Any]]] = {}
-FILE_ROWS_MAX = 50_000  # files remembered (~2.3 KB of rows each: 23 MB at 10,000 files, measured)
-
-
-def _remember_rows(key: _RowsKey, rows: list[dict[str, Any]]) -> None:
-    _FILE_ROWS[key] = rows
-    while len(_FILE_ROWS) > FILE_ROWS_MAX:
-        _FILE_ROWS.pop(next(iter(_FILE_ROWS)))
-
-
-def _remember_all(items: list[tuple[_RowsKey, list[dict[str, Any]]]]) -> None:
+# Each file's shard rows (BuildMemory.file_rows): graphd chunks a whole shard again after an edit of one
+# of its files (~300 at 10,000 files); the other files' rows are the same as last time, and reading and
+# re-deriving them (a store lookup, version ids) cost ~10 ms a shard. Keyed by the store's id, so a
+# replaced or another store is asked again; rows are only remembered once the store holds their texts.
+# Rows are shared, never mutated.
+def _remember_all(ctx: BuildContext, items: list[tuple[RowsKey, list[dict[str, Any]]]]) -> None:
     for key, rows in items:
-        _remember_rows(key, rows)
+        ctx.memory.file_rows.put(key, rows)
     items.clear()
 
 
 # --- step 3: embeddings ----------------------------------------------------------------------------
-# (content store identity, model digest) -> text digests whose embedding that store was seen to hold. The
-# store only ever grows, so a digest seen embedded stays embedded: a build that re-checks whole shards (a
-# new branch's first build, a rebuild) asks the store only about the rest (16,900 lookups were ~0.15 s).
-_EMBEDDED: dict[tuple[tuple[int, int], str], set[str]] = {}
-EMBEDDED_MAX = 1_000_000  # digests remembered per store and model (~100 MB at the most); then start over
-
-
+# The text digests whose embedding a store was seen to hold (BuildMemory.known_embedded). The store only
+# ever grows, so a digest seen embedded stays embedded: a build that re-checks whole shards (a new
+# branch's first build, a rebuild) asks the store only about the rest (16,900 lookups were ~0.15 s).
 def _known_embedded(ctx: BuildContext) -> set[str]:
-    known = _EMBEDDED.setdefault((ctx.store().identity, ctx.model_digest), set())
-    if len(known) > EMBEDDED_MAX:
-        known.clear()
-    return known
+    return ctx.memory.known_embedded(ctx.store().identity, ctx.model_digest)
 
 
 def _missing_for(ctx: BuildContext, shard: str) -> list[tuple[str, str]]:
     """(embedding key, text digest) of this shard's texts the store has no embedding for."""
-    digests = _read_columns(chunks_file(ctx, shard))["text_digest"]
+    digests = _read_columns(ctx, chunks_file(ctx, shard))["text_digest"]
     known = _known_embedded(ctx)
     wanted = {embedding_key(ctx.model_digest, d): d for d in dict.fromkeys(digests) if d not in known}
     missing = ctx.store().missing_embeddings(list(wanted))
@@ -440,7 +415,7 @@ def step_generation(ctx: BuildContext) -> None:
     from lamina.graph.load import read_graph_files
 
     manifest = json.loads(ctx.path("manifest.json").read_text())
-    shards = [_read_columns(chunks_file(ctx, shard)) for shard in [WORKFLOWS, *shard_names()]]
+    shards = [_read_columns(ctx, chunks_file(ctx, shard)) for shard in [WORKFLOWS, *shard_names()]]
     base = _delta_base(ctx)
     ids, added, removed, searched = _membership(base, shards)
     if base is not None and len(added) + len(removed) > DELTA_MAX_FRACTION * len(ids):
@@ -508,10 +483,8 @@ def step_generation(ctx: BuildContext) -> None:
         ctx.path(ACTIVE_FILE),
         {"generation": result["generation"], "manifest": manifest, "digest": result["digest"]},
     )
-    _ACTIVATED.pop(str(ctx.build_dir), None)  # re-inserted as the most recent
-    _ACTIVATED[str(ctx.build_dir)] = _Activated(result["generation"], tuple(shards), ids)
-    while len(_ACTIVATED) > ACTIVATED_MAX:  # each holds its shards' columns: ~10 MB at 16,700 chunks
-        _ACTIVATED.pop(next(iter(_ACTIVATED)))
+    # Each remembered generation holds its shards' columns: ~10 MB at 16,700 chunks.
+    ctx.memory.activated.put(str(ctx.build_dir), Activated(result["generation"], tuple(shards), ids))
     write_json_atomic(ctx.path(FINGERPRINT_FILE), ctx.fingerprint_record(result["generation"]))
 
 
@@ -519,28 +492,17 @@ def active_record(ctx_dir: Path) -> dict[str, Any] | None:
     return read_json(ctx_dir / ACTIVE_FILE)
 
 
-@dataclass(frozen=True)
-class _Activated:
-    """A generation this process activated for a build dir, and what it was built from."""
-
-    generation: str
-    shards: tuple[dict[str, Any], ...]  # the chunk columns of each shard (shared with _read_columns' cache)
-    ids: list[str]  # its members, sorted (never mutated)
-
-
-# Build dir -> the generation this process last activated there. graphd hosts build after build of the
-# same identity: the next one declares only the members that changed since (a one-file edit at 16,700
+# The generation last activated per build dir (BuildMemory.activated). graphd hosts build after build of
+# the same identity: the next one declares only the members that changed since (a one-file edit at 16,700
 # chunks: 2 ids instead of 16,700; graphd starts the pending set from the current generation's), and works
 # them out from the shards whose columns changed rather than from a set of all 16,700.
-_ACTIVATED: dict[str, _Activated] = {}
 DELTA_MAX_FRACTION = 0.25  # beyond this share of changed members, declaring them all is as cheap
-ACTIVATED_MAX = HOSTED_IDENTITIES_REMEMBERED  # build dirs remembered; the least recent is forgotten first
 
 
-def _delta_base(ctx: BuildContext) -> _Activated | None:
+def _delta_base(ctx: BuildContext) -> Activated | None:
     """The generation to declare members against: the one this process last activated for this identity,
     if it is still the current one (as far as this build dir knows; graphd checks it too)."""
-    last = _ACTIVATED.get(str(ctx.build_dir))
+    last = ctx.memory.activated.get(str(ctx.build_dir))
     active = active_record(ctx.build_dir)
     if last is None or not active or active.get("generation") != last.generation:
         return None
@@ -548,7 +510,7 @@ def _delta_base(ctx: BuildContext) -> _Activated | None:
 
 
 def _membership(
-    base: _Activated | None, shards: list[dict[str, Any]]
+    base: Activated | None, shards: list[dict[str, Any]]
 ) -> tuple[list[str], list[str], list[str], list[int]]:
     """(sorted members, added and removed since `base`, the shards that changed). A shard whose columns
     are the very object `base` was built from (_read_columns caches them by file identity) has the same

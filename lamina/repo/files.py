@@ -21,8 +21,15 @@ from pathlib import Path
 
 import pathspec
 
+from lamina.bounded import Bounded
 from lamina.config import DEFAULT_EXCLUDES, Config
-from lamina.constants import BINARY_SNIFF_BYTES, GENERATED_MARKERS, GENERATED_SNIFF_BYTES
+from lamina.constants import (
+    BINARY_SNIFF_BYTES,
+    GENERATED_MARKERS,
+    GENERATED_SNIFF_BYTES,
+    PATH_DECISIONS_MAX,
+    SELECTIONS_REMEMBERED,
+)
 from lamina.errors import LaminaError
 from lamina.repo.status import status_entries
 
@@ -103,6 +110,7 @@ def reselect_files(
     changed: Sequence[str],
     known: Callable[[], Mapping[str, int]] | None = None,
     status_raw: bytes | None = None,
+    memory: SelectionMemory | None = None,
 ) -> FileSelection:
     """select_files, re-deciding only the paths that can differ from this process's last selection in
     this worktree: those that differed from HEAD then or differ now (`changed`: git status, untracked
@@ -111,23 +119,24 @@ def reselect_files(
     is a few git calls on a handful of paths instead of listing, parsing and deciding all 10,000.
     Falls back to a full selection (`known` supplies its blob sizes) the first time, after a change of
     the rules, or when too many paths may differ. `status_raw`, the `git status` answer `changed` came
-    from, describes most re-decided paths already (_status_candidates); git is asked about the rest."""
+    from, describes most re-decided paths already (_status_candidates); git is asked about the rest.
+    `memory` holds the last selections (graphd's build host keeps one; without it, nothing is known)."""
+    memory = memory if memory is not None else SelectionMemory()
     root = str(repo_root)
     rules = _rules_key(config)
-    last = _SNAPSHOTS.pop(root, None)
+    last = memory.snapshots.pop(root)
     paths = _paths_to_redecide(repo_root, last, rules, head, changed)
     if last is None or paths is None:
-        decisions = _decide(repo_root, config, _git_candidates(repo_root), known() if known else {})
+        decisions = _decide(repo_root, config, _git_candidates(repo_root), known() if known else {}, memory)
     else:
         decisions = last.decisions.without(paths)
         if paths:
             candidates = _candidates_of(repo_root, sorted(paths), status_raw)
-            decisions.update(_decide(repo_root, config, candidates, {}))
-    _SNAPSHOTS[root] = _Snapshot(
-        head=head, rules=rules, changed=frozenset(changed) | decisions.dirty, decisions=decisions
+            decisions.update(_decide(repo_root, config, candidates, {}, memory))
+    memory.snapshots.put(
+        root,
+        _Snapshot(head=head, rules=rules, changed=frozenset(changed) | decisions.dirty, decisions=decisions),
     )
-    while len(_SNAPSHOTS) > _SNAPSHOTS_MAX:
-        _SNAPSHOTS.pop(next(iter(_SNAPSHOTS)))
     return decisions.selection()
 
 
@@ -169,8 +178,19 @@ class _Snapshot:
     decisions: _Decisions
 
 
-_SNAPSHOTS: dict[str, _Snapshot] = {}  # worktree root -> its last selection in this process
-_SNAPSHOTS_MAX = 8  # worktrees remembered (a few MB each at 10,000 files)
+PathRules = tuple[GlobSet, GlobSet, GlobSet, dict[tuple[str, str | None], str | None]]
+
+
+class SelectionMemory:
+    """What selections remember between the builds of one owner (graphd's build host): each worktree's
+    last selection (root -> snapshot) and, for the last configuration, its glob sets and what they
+    decided per (path, mode) — matching 10,000 paths against three sets costs ~50 ms each time."""
+
+    def __init__(self) -> None:
+        self.snapshots: Bounded[str, _Snapshot] = Bounded(SELECTIONS_REMEMBERED)
+        self.path_rules: Bounded[tuple[tuple[str, ...], tuple[str, ...]], PathRules] = Bounded(1)
+
+
 MAX_REDECIDED_PATHS = 2_000  # beyond this a full selection is as cheap (and the git argv stays short)
 
 
@@ -197,10 +217,14 @@ def _paths_to_redecide(
 
 
 def _decide(
-    repo_root: Path, config: Config, candidates: list[_Candidate], known: Mapping[str, int]
+    repo_root: Path,
+    config: Config,
+    candidates: list[_Candidate],
+    known: Mapping[str, int],
+    memory: SelectionMemory | None = None,
 ) -> _Decisions:
     vendored, included, excluded, decided = _path_rules(
-        tuple(config.index.include), tuple(config.index.exclude)
+        tuple(config.index.include), tuple(config.index.exclude), memory
     )
     root = str(repo_root).rstrip("/") + "/"
     max_bytes = config.index.max_file_bytes
@@ -230,23 +254,14 @@ def _decide(
     return out
 
 
-# The glob sets of the last configuration and what they decided per (path, mode): graphd selects files
-# on every build it hosts, and matching 10,000 paths against three sets costs ~50 ms each time.
-_RULES: dict[
-    tuple[tuple[str, ...], tuple[str, ...]],
-    tuple[GlobSet, GlobSet, GlobSet, dict[tuple[str, str | None], str | None]],
-] = {}
-_DECIDED_MAX = 500_000  # paths remembered before starting over
-
-
 def _path_rules(
-    include: tuple[str, ...], exclude: tuple[str, ...]
-) -> tuple[GlobSet, GlobSet, GlobSet, dict[tuple[str, str | None], str | None]]:
-    rules = _RULES.get((include, exclude))
-    if rules is None or len(rules[3]) > _DECIDED_MAX:
-        _RULES.clear()  # one configuration at a time is what a repository has
+    include: tuple[str, ...], exclude: tuple[str, ...], memory: SelectionMemory | None
+) -> PathRules:
+    rules = memory.path_rules.get((include, exclude)) if memory is not None else None
+    if rules is None or len(rules[3]) > PATH_DECISIONS_MAX:
         rules = (GlobSet(DEFAULT_EXCLUDES), GlobSet(include), GlobSet(exclude), {})
-        _RULES[(include, exclude)] = rules
+        if memory is not None:  # one configuration at a time is what a repository has
+            memory.path_rules.put((include, exclude), rules)
     return rules
 
 
