@@ -62,27 +62,22 @@ def quick_answer(argv: list[str]) -> int | None:
     are those of the full path."""
     import os
 
-    rest = argv[2:]
-    positional = [a for a in rest if not a.startswith("-")]
-    flags = {a for a in rest if a.startswith("-")}
-    check = (
-        argv[:2] == ["work", "prepare"]
-        and len(positional) == 1
-        and "--check" in flags
-        and flags <= {"--check", "--json"}
-        and len(rest) == len(positional) + len(flags)
-    )
-    hook = argv == ["hook", "run"]
+    from lamina.fast_command import read_prepare, reads_hook_run
+
+    command = read_prepare(argv)
+    check = command is not None and command["check"] and command["workflow"] is None
+    hook = reads_hook_run(argv)
     if not (check or hook):
         return prepared_by_graphd(argv)
     from lamina.index.freshness import quick_check
 
-    label = quick_check(os.getcwd())
+    directory = command["directory"] if check and command is not None else "."
+    label = quick_check(os.path.abspath(directory))
     if label is None:
         return None
     if hook:
         sys.stderr.write("index is fresh; nothing to build\n")
-    elif "--json" in argv:
+    elif command is not None and command["json"]:
         import json
 
         sys.stdout.write(json.dumps({"fresh": True, "identity": label}, indent=2) + "\n")

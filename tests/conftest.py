@@ -53,3 +53,16 @@ def lamina_home(tmp_path_factory: pytest.TempPathFactory, dev_asset: Path) -> Pa
     os.environ["LAMINA_HOME"] = str(home)
     run_lamina("runtime", "install", str(dev_asset), check=True, env={"LAMINA_HOME": str(home)})
     return home
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        help="rewrite tests/goldens/ from what the code ranks now (review the diff: it shows what moved)",
+    )
+
+
+@pytest.fixture(scope="session")
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-goldens"))

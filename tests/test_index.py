@@ -93,11 +93,25 @@ def test_noop_check_imports_neither_doit_nor_the_model(repo: Path) -> None:
     assert not {"doit", "onnxruntime", "tree_sitter", "real_ladybug"} & imported
 
 
-def _check(repo: Path, *extra: str) -> tuple[int, str, set[str]]:
-    """`prepare --check`: exit status, stdout, and the modules it imported."""
+def _check(repo: Path, *extra: str, directory_option: bool = False) -> tuple[int, str, set[str]]:
+    """`prepare --check` (in the repository, or elsewhere with `-C repo`): exit status, stdout, and the
+    modules it imported."""
+    where = ["-C", str(repo)] if directory_option else []
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "lamina.cli", "work", "prepare", "x", "--check", *extra],
-        cwd=repo,
+        [
+            sys.executable,
+            "-X",
+            "importtime",
+            "-m",
+            "lamina.cli",
+            *where,
+            "work",
+            "prepare",
+            "x",
+            "--check",
+            *extra,
+        ],
+        cwd=repo.parent if directory_option else repo,
         capture_output=True,
         text=True,
         env=os.environ,
@@ -111,6 +125,8 @@ def test_the_quick_check_answers_fresh_like_the_full_check(repo: Path) -> None:
     status_, out, imported = _check(repo, "--json")
     assert status_ == 0 and json.loads(out) == {"fresh": True, "identity": f"main@{repo.resolve()}"}
     assert "lamina.index.build" not in imported and "subprocess" not in imported  # the quick path answered
+    status_, out, imported = _check(repo, "--json", directory_option=True)  # the same form, with -C
+    assert status_ == 0 and json.loads(out)["fresh"] is True and "lamina.index.build" not in imported
     # A change the index does not read (an excluded path): the quick key differs, the full check still says
     # fresh and records the new quick key, so the next check is quick again.
     (repo / "product" / "notes.txt").write_text("not indexed\n")

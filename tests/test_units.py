@@ -410,3 +410,26 @@ def test_a_content_store_made_again_at_the_same_path_has_another_identity(tmp_pa
     shutil.rmtree(tmp_path / "store")
     again = ContentStore(tmp_path / "store")
     assert again.identity != first.identity
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["work", "prepare", "x", "--check"], {"task": "x", "check": True, "directory": "."}),
+        (
+            ["-C", "shop", "work", "prepare", "x", "--check", "--json"],
+            {"check": True, "json": True, "directory": "shop"},
+        ),
+        (["work", "prepare", "x"], {"task": "x", "check": False}),
+        (["work", "prepare", "x", "--check", "--require-cached"], None),
+        (["hook", "run"], None),
+    ],
+)
+def test_one_grammar_reads_every_form_the_fast_paths_answer(argv: list[str], command: dict | None) -> None:
+    from lamina.fast_command import read_prepare
+
+    parsed = read_prepare(argv)
+    if command is None:
+        assert parsed is None
+    else:
+        assert parsed is not None and {k: parsed[k] for k in command} == command

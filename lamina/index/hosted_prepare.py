@@ -41,31 +41,12 @@ def relevant_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str
 
 def plain_prepare(argv: list[str]) -> dict[str, Any] | None:
     """The question of `[-C DIR] work prepare TASK [--workflow ID] [--json] [--quiet]`; None for anything
-    else (--check, --require-cached, help), which the full path handles."""
-    directory = "."
-    if argv[:1] == ["-C"] and len(argv) > 1:  # the CLI's global option: run as if started in DIR
-        directory, argv = argv[1], argv[2:]
-    if argv[:2] != ["work", "prepare"]:
+    else (--check, --require-cached, help), which the quick check or the full path handles."""
+    from lamina.fast_command import read_prepare
+
+    question = read_prepare(argv)
+    if question is None or question.pop("check"):
         return None
-    task: str | None = None
-    question: dict[str, Any] = {"workflow": None, "json": False, "quiet": False, "directory": directory}
-    rest = iter(argv[2:])
-    for arg in rest:
-        if arg in ("--json", "--quiet"):
-            question[arg[2:]] = True
-        elif arg == "--workflow":
-            question["workflow"] = next(rest, None)
-            if question["workflow"] is None:
-                return None
-        elif arg.startswith("--workflow="):
-            question["workflow"] = arg.split("=", 1)[1]
-        elif arg.startswith("-") or task is not None:
-            return None
-        else:
-            task = arg
-    if task is None:
-        return None
-    question["task"] = task
     return question
 
 
