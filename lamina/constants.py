@@ -6,7 +6,16 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 6  # bump when chunk, document or index layout changes
+RETRIEVAL_SCHEMA_VERSION = 6  # bump when chunk, document or index layout changes; add a changelog entry
+# Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
+# index store written with another version; `prepare` rebuilds it from the content store (no embedding).
+RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
+    (1, "first index store: document versions, texts, embeddings, generations"),
+    (2, "membership as one column of the Generation row; graphd keeps the version map in memory"),
+    (3, "RecentEmbedding: small uploads' embeddings folded into Embedding when idle"),
+    (4, "RecentVersion replaces RecentEmbedding: small uploads go whole (metadata, text, vector)"),
+    (6, "RecentVersion rows as 3,000-byte BLOB parts (larger values broke WAL replay); 5 was never released"),
+)
 CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries change
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5

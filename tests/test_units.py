@@ -433,3 +433,11 @@ def test_one_grammar_reads_every_form_the_fast_paths_answer(argv: list[str], com
         assert parsed is None
     else:
         assert parsed is not None and {k: parsed[k] for k in command} == command
+
+
+def test_every_retrieval_schema_version_has_a_changelog_entry() -> None:
+    from lamina.constants import RETRIEVAL_SCHEMA_CHANGELOG, RETRIEVAL_SCHEMA_VERSION
+
+    versions = [version for version, _ in RETRIEVAL_SCHEMA_CHANGELOG]
+    assert versions == sorted(set(versions)) and versions[-1] == RETRIEVAL_SCHEMA_VERSION
+    assert all(what.strip() for _, what in RETRIEVAL_SCHEMA_CHANGELOG)
