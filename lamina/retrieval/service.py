@@ -268,6 +268,7 @@ class RetrievalService:
         self._cache = VersionCache()
         self._embedder: Any = None
         self._embedder_lock = threading.Lock()
+        self.model_used = time.monotonic()  # when the model was last asked for (graphd unloads it when idle)
 
     def forget(self) -> None:
         self._states.clear()
@@ -295,11 +296,23 @@ class RetrievalService:
     def embedder(self) -> Any:
         """graphd's model, loaded on first use and kept (raises the runtime's error when it cannot load)."""
         with self._embedder_lock:  # queries and a hosted build may ask at the same time
+            self.model_used = time.monotonic()
             if self._embedder is None:
                 from lamina.runtime.embedder import load_embedder
 
                 self._embedder = load_embedder(threads=2)
-        return self._embedder
+            return self._embedder
+
+    @property
+    def model_loaded(self) -> bool:
+        return self._embedder is not None
+
+    def release_model(self) -> bool:
+        """Drop the loaded model (the next embedding loads it again, verified, with the same vectors bit
+        for bit); a build or query still holding it keeps its own reference. True when one was loaded."""
+        with self._embedder_lock:
+            loaded, self._embedder = self._embedder is not None, None
+        return loaded
 
     def embedder_for(self, model_digest: str) -> Any:
         """The loaded model, for a build that embeds with model_digest: the vectors are a worker's own,
