@@ -216,3 +216,25 @@ def test_the_model_unloads_when_idle_and_reloads_to_the_same_vectors_and_packets
         assert released["released"] is True and client.call("ping")["model_loaded"] is False
         assert client.request("embed", texts=texts, model_digest=digest)[1] == before
     assert stop(ws)
+
+
+def test_a_dormant_graphd_gives_back_its_databases_and_answers_the_same_packet_when_woken(
+    tmp_path: Path, lamina_home: Path
+) -> None:
+    repo = _clone(_origin(tmp_path), tmp_path / "proj")
+    ws = open_workspace(repo)
+    with connect(ws, dormant=1.0) as client:  # the CLI below is answered by this graphd
+        first, _ = _prepare(repo)
+        awake = client.call("ping")
+        deadline = time.monotonic() + EXIT_DEADLINE_SECONDS
+        while not (resting := client.call("ping"))["dormant"]:  # 1 s without a request; a ping keeps it
+            assert time.monotonic() < deadline, "graphd never went dormant"  # dormant only if it waits
+            time.sleep(1.2)
+        assert resting["model_loaded"] is False and resting["graph_version"] == awake["graph_version"]
+        assert resting["rss_bytes"] < awake["rss_bytes"]
+        again, _ = _prepare(repo)  # opens the databases again (and may rest again a second later)
+        assert again == first
+        assert "awake: databases opened again" in ws.log_path.read_text()
+        status = json.loads(run_lamina("context", "status", "--json", cwd=repo).stdout)
+        assert status["generation"] == first["index"]["generation"] and status["fresh"] is True
+    assert stop(ws)

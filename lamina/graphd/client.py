@@ -196,7 +196,12 @@ def _start_lock(ws: Workspace) -> Iterator[None]:
         os.close(fd)
 
 
-def start_graphd(ws: Workspace, idle_timeout: float | None = None, model_idle: float | None = None) -> int:
+def start_graphd(
+    ws: Workspace,
+    idle_timeout: float | None = None,
+    model_idle: float | None = None,
+    dormant: float | None = None,
+) -> int:
     """Spawn graphd detached and wait until it says it is listening (through a pipe, not a sleep)."""
     read_fd, write_fd = os.pipe()
     cmd = [sys.executable, "-m", "lamina.graphd.server", "--root", str(ws.root), "--ready-fd", str(write_fd)]
@@ -205,6 +210,8 @@ def start_graphd(ws: Workspace, idle_timeout: float | None = None, model_idle: f
         cmd += ["--idle-timeout", str(idle_timeout)]
     if model_idle is not None:
         cmd += ["--model-idle-seconds", str(model_idle)]
+    if dormant is not None:
+        cmd += ["--dormant-seconds", str(dormant)]
     with open(ws.log_path, "ab") as log_file:
         proc = subprocess.Popen(
             cmd,
@@ -289,7 +296,11 @@ def _wait_for_lock(lock_path: Path, timeout: float, ws: Workspace) -> None:
 
 
 def connect(
-    ws: Workspace, autostart: bool = True, idle_timeout: float | None = None, model_idle: float | None = None
+    ws: Workspace,
+    autostart: bool = True,
+    idle_timeout: float | None = None,
+    model_idle: float | None = None,
+    dormant: float | None = None,
 ) -> GraphdClient:
     """A client on this repository instance's graphd, started when absent (after stopping the graphds
     of earlier instances at this path: replace_other_graphds)."""
@@ -303,7 +314,7 @@ def connect(
                 replace_other_graphds(ws)
                 _wait_for_exit(ws)
                 clean_stale(ws)
-                start_graphd(ws, idle_timeout, model_idle)
+                start_graphd(ws, idle_timeout, model_idle, dormant)
                 client = _try_client(ws, key)
     if client is None:
         raise LaminaError(

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from lamina.constants import (
+    GRAPHD_DORMANT_SECONDS,
     GRAPHD_EMBED_MAX_TEXTS,
     GRAPHD_IDLE_TIMEOUT_SECONDS,
     GRAPHD_MODEL_IDLE_SECONDS,
@@ -57,6 +58,8 @@ WRITE_SPACE_FACTOR = 4
 # cannot roll back a commit that hit ENOSPC, and a database recovered from that state segfaults on the next
 # write (measured: tests/test_disk_full.py). So Lamina never lets a write reach a full disk.
 WRITING_OPS = {"graph.import", "index.put", "gen.begin", "gen.members", "gen.commit", "gen.invalidate"}
+# Requests a dormant graphd answers without opening its databases again.
+RESTING_OPS = {"ping", "status", "stop", "model.release", "rest"}
 
 
 def _require(header: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -71,6 +74,9 @@ class GraphDaemon:
     stamp: InstanceStamp | None = None
     repository_gone: str | None = None  # why, once it is gone
     model_idle_seconds: float = GRAPHD_MODEL_IDLE_SECONDS
+    dormant_seconds: float = GRAPHD_DORMANT_SECONDS
+    dormant = False  # databases closed, ranking state and model dropped: opened again by the next request
+    dormant_graph_version: str | None = None
 
     def __init__(self, ws: Workspace, idle_timeout: float) -> None:
         import real_ladybug as lb
@@ -155,10 +161,12 @@ class GraphDaemon:
         return db, conn, IndexStore(conn)
 
     # --- the repository instance, memory at rest -----------------------------------------------------
-    def watch_instance(self, stamp: InstanceStamp, model_idle_seconds: float) -> None:
+    def watch_instance(self, stamp: InstanceStamp, model_idle_seconds: float, dormant_seconds: float) -> None:
         self.stamp = stamp
         self.model_idle_seconds = model_idle_seconds
+        self.dormant_seconds = dormant_seconds
         self.handlers["model.release"] = self.op_model_release
+        self.handlers["rest"] = self.op_rest
 
     def repository_changed(self) -> bool:
         """Whether the repository instance graphd serves is gone or replaced (deleted, cloned again, moved);
@@ -175,13 +183,61 @@ class GraphDaemon:
         return True
 
     def rest_when_idle(self) -> None:
-        """Give back what an idle graphd can reload on demand: the model, after model_idle_seconds
-        without an embedding (reloading costs ~0.3 s and gives the same vectors bit for bit)."""
-        if self.builds.busy or time.monotonic() - self.retrieval.model_used < self.model_idle_seconds:
+        """Give back what an idle graphd can reload on demand: the model after model_idle_seconds without
+        an embedding (reloading costs ~0.3 s and gives the same vectors bit for bit), and its databases and
+        ranking state after dormant_seconds without any request (see go_dormant)."""
+        if self.builds.busy:
             return
-        if self.retrieval.model_loaded:
+        now = time.monotonic()
+        if self.retrieval.model_loaded and now - self.retrieval.model_used >= self.model_idle_seconds:
             with self.db_lock:
                 self.release_memory()
+        if not self.dormant and now - self.last_activity >= self.dormant_seconds:
+            with self.db_lock:
+                if not self.builds.busy:
+                    self.go_dormant()
+
+    def go_dormant(self) -> bool:
+        """Close both databases (checkpointing them), drop the ranking state and the model, and give the
+        heap back: Ladybug holds ~5.5 MB per node table while a database is open, whatever it stores
+        (bench/graphd_memory.py). The next request that needs them opens them again. Under db_lock."""
+        if self.dormant:
+            return False
+        self.dormant_graph_version = self.product.graph_version()
+        self.retrieval.release_model()
+        self.retrieval.forget_all()
+        self.close()
+        self.dormant = True
+        gc.collect()
+        trim_heap()
+        log.info(
+            "dormant: databases closed, ranking state and model dropped (%s bytes resident)", resident_bytes()
+        )
+        return True
+
+    def wake(self) -> None:
+        """Open the databases again after go_dormant (under db_lock)."""
+        if not self.dormant:
+            return
+        import real_ladybug as lb
+
+        from lamina.graph.store import ProductStore
+
+        started = time.perf_counter()
+        self.product_db = lb.Database(str(self.ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
+        self.index_db, index_conn, self.index = self.open_index_store()
+        self.connections = [lb.Connection(self.product_db), index_conn]
+        self.product = ProductStore(self.connections[0])
+        self.retrieval.reopened(self.product, self.index)
+        self.dormant = False
+        log.info("awake: databases opened again in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    def op_rest(self, header: dict[str, Any], payload: bytes) -> Reply:
+        """Go dormant now (what graphd does by itself after dormant_seconds without a request)."""
+        if self.builds.busy:
+            return {"dormant": False, "rss_bytes": resident_bytes()}, b""
+        self.go_dormant()
+        return {"dormant": True, "rss_bytes": resident_bytes()}, b""
 
     def release_memory(self) -> bool:
         released = self.retrieval.release_model()
@@ -204,12 +260,13 @@ class GraphDaemon:
             "root": str(self.ws.root),
             "rss_bytes": resident_bytes(),
             "model_loaded": self.retrieval.model_loaded,
+            "dormant": self.dormant,
             "socket": str(self.ws.socket_path),
             "uptime_seconds": round(time.time() - self.started, 3),
             "databases": {"product": str(self.ws.product_db), "index": str(self.ws.index_db)},
             "log": str(self.ws.log_path),
             "idle_timeout_seconds": self.idle_timeout,
-            "graph_version": self.product.graph_version(),
+            "graph_version": self.dormant_graph_version if self.dormant else self.product.graph_version(),
         }, b""
 
     def op_stop(self, header: dict[str, Any], payload: bytes) -> Reply:
@@ -281,6 +338,7 @@ class GraphDaemon:
     def warm_state(self, identity: str) -> None:
         with self.db_lock:
             try:
+                self.wake()
                 self.retrieval.state(identity)
             except Exception:  # the query will meet (and report) the same problem
                 log.exception("preparing the ranking state of %s failed", identity)
@@ -348,6 +406,8 @@ class GraphDaemon:
 
     def close(self) -> None:
         """Close both databases (checkpointing them) while graphd still holds its lock."""
+        if self.dormant:
+            return
         for conn in self.connections:
             try:
                 conn.close()
@@ -361,7 +421,12 @@ class GraphDaemon:
 
     def collect_when_idle(self) -> None:
         """Garbage-collect superseded generations once no request has come for GC_IDLE_SECONDS."""
-        if not self.gc_due or self.builds.busy or time.monotonic() - self.last_activity < GC_IDLE_SECONDS:
+        if (
+            self.dormant
+            or not self.gc_due
+            or self.builds.busy
+            or time.monotonic() - self.last_activity < GC_IDLE_SECONDS
+        ):
             return
         with self.db_lock:
             try:
@@ -510,6 +575,7 @@ class GraphDaemon:
         }  # fmt: skip
         try:
             with self.db_lock:
+                self.wake()
                 return self.op_query_prepare(question, b"")[0]
         except LaminaError as err:
             if err.code != "LAMINA_NO_INDEX":
@@ -519,6 +585,7 @@ class GraphDaemon:
         rebuilt = self.builds.prepare(request, conn, send, force=True)
         built["stats"] = rebuilt.get("stats")
         with self.db_lock:
+            self.wake()
             return self.op_query_prepare(question, b"")[0]
 
     def prepare_after_build(self, question: dict[str, Any]) -> dict[str, Any] | None:
@@ -526,6 +593,7 @@ class GraphDaemon:
         same round trip; None (the client then asks with `query.prepare`) when it cannot be answered here."""
         try:
             with self.db_lock:
+                self.wake()
                 packet, _ = self.op_query_prepare(question, b"")
         except LaminaError as err:
             log.info("prepare after build: %s", err)
@@ -543,6 +611,8 @@ class GraphDaemon:
             if op in WRITING_OPS:
                 self.require_space(op, len(frame.payload) * WRITE_SPACE_FACTOR)
             with self.db_lock:
+                if op not in RESTING_OPS:
+                    self.wake()
                 header, payload = handler(frame.header, frame.payload)
         except LaminaError as err:
             log.info("%s failed: %s", op, err)
@@ -655,6 +725,7 @@ def run(
     idle_timeout: float,
     instance: str | None = None,
     model_idle_seconds: float = GRAPHD_MODEL_IDLE_SECONDS,
+    dormant_seconds: float = GRAPHD_DORMANT_SECONDS,
 ) -> int:
     ws = open_workspace(root)
     ensure_dirs(ws)
@@ -686,7 +757,7 @@ def run(
         log.error("cannot start: %s", err)
         sys.stderr.write(f"{err.code}: {err.message}\nhint: {err.effective_hint}\n")
         return err.exit_status
-    daemon.watch_instance(stamp, model_idle_seconds)
+    daemon.watch_instance(stamp, model_idle_seconds, dormant_seconds)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)  # the socket file is 0600
     try:
@@ -726,11 +797,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--idle-timeout", type=float, default=GRAPHD_IDLE_TIMEOUT_SECONDS)
     parser.add_argument("--instance", default=None, help="refuse to serve another repository instance")
     parser.add_argument("--model-idle-seconds", type=float, default=GRAPHD_MODEL_IDLE_SECONDS)
+    parser.add_argument("--dormant-seconds", type=float, default=GRAPHD_DORMANT_SECONDS)
     args = parser.parse_args(argv)
     # graphd's stderr is its log: a crash inside a native extension (Ladybug, onnxruntime) leaves every
     # thread's Python stack there instead of nothing.
     faulthandler.enable(all_threads=True)
-    return run(Path(args.root), args.ready_fd, args.idle_timeout, args.instance, args.model_idle_seconds)
+    return run(
+        Path(args.root),
+        args.ready_fd,
+        args.idle_timeout,
+        args.instance,
+        args.model_idle_seconds,
+        args.dormant_seconds,
+    )
 
 
 if __name__ == "__main__":

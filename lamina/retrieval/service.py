@@ -273,6 +273,16 @@ class RetrievalService:
     def forget(self) -> None:
         self._states.clear()
 
+    def forget_all(self) -> None:
+        """Drop the ranking states and every cached version (graphd going dormant; both reload on use)."""
+        self._states.clear()
+        self._cache = VersionCache()
+
+    def reopened(self, product: Any, index: Any) -> None:
+        """Use the stores graphd opened again after being dormant."""
+        self.product, self.index = product, index
+        self.forget_all()
+
     def state(self, identity: str) -> GenerationState:
         generation = self.index.current(identity)
         if generation is None:
