@@ -1,5 +1,5 @@
 """A graphd belongs to one repository instance: real graphd processes over real Unix sockets, real git
-repositories deleted and cloned again at the same path, the real CLI and (slow tier) the real model."""
+repositories deleted and cloned again at the same path, the real CLI and (the slow tests) the real model."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from lamina.runtime.embedder import load_embedder
 from lamina.workspace import open_workspace
 from tests.conftest import run_lamina
 from tests.helpers import EXAMPLE_GRAPH, git, make_repo
-
-pytestmark = pytest.mark.slow
 
 CONFIG = '[graph]\npaths = ["product/**/*.toml"]\n[index]\ninclude = ["**/*"]\nexclude = ["product/**"]\n'
 PAYMENTS = (
@@ -71,6 +69,7 @@ def _graphd_pid(repo: Path) -> int:
     return int(report["pid"])
 
 
+@pytest.mark.slow
 def test_a_new_clone_at_the_same_path_works_on_its_first_prepare_and_the_old_graphd_exits(
     tmp_path: Path, lamina_home: Path
 ) -> None:
@@ -192,6 +191,7 @@ def test_status_describes_a_graphd_of_the_older_per_path_layout_and_stop_stops_i
             holder.wait()
 
 
+@pytest.mark.slow
 def test_the_model_unloads_when_idle_and_reloads_to_the_same_vectors_and_packets(
     tmp_path: Path, lamina_home: Path
 ) -> None:
@@ -218,6 +218,7 @@ def test_the_model_unloads_when_idle_and_reloads_to_the_same_vectors_and_packets
     assert stop(ws)
 
 
+@pytest.mark.slow
 def test_a_dormant_graphd_gives_back_its_databases_and_answers_the_same_packet_when_woken(
     tmp_path: Path, lamina_home: Path
 ) -> None:
