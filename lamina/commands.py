@@ -257,16 +257,26 @@ def cmd_graph_list(args: argparse.Namespace) -> int:
 
 
 def cmd_graphd_status(args: argparse.Namespace) -> int:
-    from lamina.graphd.client import status
+    """This repository's graphd, and every other live graphd at its path (an earlier clone's, one of an
+    older Lamina): a live graphd is never reported as not running. Exit 0 when this repository's runs."""
+    from lamina.graphd.client import survey
     from lamina.workspace import open_workspace
 
-    info = status(open_workspace(Path.cwd()))
-    if info is None:
-        emit(args, {"running": False}, "graphd is not running")
-        return 1
-    info["running"] = True
-    emit(args, info, "\n".join(f"{k}: {v}" for k, v in info.items()))
-    return 0
+    report = survey(open_workspace(Path.cwd()))
+    others = report["others"]
+    if report["running"] and report.get("answering"):
+        lines = [f"{k}: {v}" for k, v in report.items() if k not in ("others", "running", "answering")]
+    elif report["running"]:
+        lines = [
+            f"graphd pid {report['pid']} holds this repository's lock but does not answer; see {report['log']}"
+        ]
+    else:
+        lines = ["no graphd serves this repository" if others else "graphd is not running"]
+    lines += [f"also running: {other['description']}" for other in others]
+    if others:
+        lines.append("it exits by itself once it notices; `lamina graphd stop` stops it now")
+    emit(args, report, "\n".join(lines))
+    return 0 if report["running"] else 1
 
 
 def cmd_graphd_stop(args: argparse.Namespace) -> int:

@@ -136,3 +136,13 @@ QUANT_PER_CHANNEL = True
 QUANT_REDUCE_RANGE = True
 QUANT_WEIGHT_TYPE = "QInt8"
 ONNX_OPSET = 17  # opset of the development export (torch TorchScript exporter)
+
+# --- A daemon that knows its repository (issue 13, item 5; lamina/graphd/server.py) ---------------------
+# graphd unloads its model after this long without an embedding request and reloads it on demand (the
+# same vectors bit for bit: tests/test_graphd_instance.py). Reloading costs ~0.3 s, once, on the first
+# query after a pause; a loaded model holds ~70 MB (measured by bench/graphd_memory.py, see the README).
+GRAPHD_MODEL_IDLE_SECONDS = 10 * 60
+# graphd closes its databases, drops its ranking state and its model after this long without any request,
+# opening them again on the next (one-time cost measured by bench/graphd_memory.py, see the README): an
+# open Ladybug database holds ~5.5 MB per node table whatever it stores (21 tables: ~126 MB).
+GRAPHD_DORMANT_SECONDS = 15 * 60

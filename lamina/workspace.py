@@ -5,10 +5,12 @@
         product.lbug, index.lbug        the two Ladybug databases, opened only by graphd
         store/cas.sqlite                content-addressed chunks and embeddings (CI-cacheable)
         builds/<identity>/              per branch/worktree: shard manifests, doit state, last build
-    ${XDG_RUNTIME_DIR:-/tmp}/lamina-<uid>/<repo-hash>/   short private (0700) runtime directory:
-        graphd.sock, graphd.pid, graphd.lock, graphd.log
+    ${XDG_RUNTIME_DIR:-/tmp}/lamina-<uid>/<path-hash>/<instance>/   short private (0700) runtime directory
+        graphd.sock, graphd.pid, graphd.lock, graphd.log, graphd.json   of one repository instance
 
-The socket lives outside the repository because Unix socket paths are limited to ~108 bytes.
+The socket lives outside the repository because Unix socket paths are limited to ~108 bytes. The instance
+is named by the frame key (lamina/graphd/address.py): a repository deleted and cloned again at the same
+path makes a new key, so it gets its own graphd instead of meeting the old clone's.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ class Workspace:
     common_dir: Path
     data_dir: Path
     store_dir: Path
-    run_dir: Path
+    path_dir: Path  # the run directories of every instance seen at this path
+    instance: str  # this repository instance (lamina/graphd/address.py::instance_id of its frame key)
+    run_dir: Path  # this instance's
 
     @property
     def product_db(self) -> Path:
@@ -56,7 +60,11 @@ class Workspace:
 
     @property
     def lock_path(self) -> Path:
-        return self.run_dir / "graphd.lock"
+        return self.run_dir / address.LOCK_NAME
+
+    @property
+    def info_path(self) -> Path:
+        return self.run_dir / address.INFO_NAME
 
     @property
     def start_lock_path(self) -> Path:
@@ -86,17 +94,23 @@ def runtime_base() -> Path:
 
 
 def workspace_for(location: RepoLocation, store_override: str | None = None) -> Workspace:
+    """The repository's layout; creates its data directory and frame key when they do not exist yet (the
+    key names the repository instance, and so where its graphd listens)."""
     data_dir = location.common_dir / DATA_DIR_NAME
     store = os.environ.get("LAMINA_STORE") or store_override
     store_dir = Path(store).expanduser() if store else data_dir / "store"
     if not store_dir.is_absolute():
         store_dir = location.root / store_dir
+    instance = address.instance_id(read_or_create_key(data_dir))
+    common = str(location.common_dir)
     return Workspace(
         root=location.root,
         common_dir=location.common_dir,
         data_dir=data_dir,
         store_dir=store_dir,
-        run_dir=Path(address.run_dir(str(location.common_dir))),
+        path_dir=Path(address.path_dir(common)),
+        instance=instance,
+        run_dir=Path(address.run_dir(common, instance)),
     )
 
 
@@ -112,9 +126,22 @@ def ensure_dirs(ws: Workspace) -> None:
 
 
 def read_or_create_secret(ws: Workspace) -> bytes:
-    """The per-repository frame key: 32 random bytes in a 0600 file, created once."""
-    private_dir(ws.data_dir)
-    path = ws.secret_path
+    """The per-repository frame key: 32 random bytes in a 0600 file, created once. Raises
+    LAMINA_GRAPHD_UNAVAILABLE when the repository was replaced since `ws` was made (another instance)."""
+    key = read_or_create_key(ws.data_dir)
+    if address.instance_id(key) != ws.instance:
+        raise LaminaError(
+            "LAMINA_GRAPHD_UNAVAILABLE",
+            f"the repository's data directory {ws.data_dir} was replaced while this command ran",
+            "Run the command again.",
+        )
+    return key
+
+
+def read_or_create_key(data_dir: Path) -> bytes:
+    """The frame key in data_dir: 32 random bytes in a 0600 file, created with the directory."""
+    private_dir(data_dir)
+    path = data_dir / address.SECRET_NAME
     if not path.exists():
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -144,3 +171,31 @@ def read_or_create_secret(ws: Workspace) -> bytes:
             f"delete {path}; a new key is made on the next run",
         )
     return key
+
+
+@dataclass(frozen=True)
+class InstanceStamp:
+    """What identifies the repository instance on disk: the data directory's and the key file's inodes.
+    A deleted and re-created (cloned again, restored from a copy) data directory has other inodes."""
+
+    data_dir: tuple[int, int]
+    secret: tuple[int, int]
+
+
+def instance_stamp(ws: Workspace) -> InstanceStamp:
+    data, secret = os.stat(ws.data_dir), os.stat(ws.secret_path)
+    return InstanceStamp((data.st_dev, data.st_ino), (secret.st_dev, secret.st_ino))
+
+
+def instance_change(ws: Workspace, stamp: InstanceStamp) -> str | None:
+    """Why the repository instance `stamp` was taken of is no longer at ws's path (None while it is): two
+    stats, cheap enough for graphd to ask before every request."""
+    try:
+        now = instance_stamp(ws)
+    except FileNotFoundError:
+        return f"its data directory {ws.data_dir} is gone"
+    except OSError as exc:
+        return f"its data directory {ws.data_dir} cannot be read: {exc}"
+    if now != stamp:
+        return f"its data directory {ws.data_dir} was replaced (the repository was deleted or cloned again)"
+    return None

@@ -7,8 +7,11 @@ Start it through the client (`lamina.graphd.client.connect` starts it when absen
 from __future__ import annotations
 
 import argparse
+import ctypes
 import faulthandler
 import fcntl
+import gc
+import json
 import logging
 import os
 import shutil
@@ -22,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from lamina.constants import (
+    GRAPHD_DORMANT_SECONDS,
     GRAPHD_EMBED_MAX_TEXTS,
     GRAPHD_IDLE_TIMEOUT_SECONDS,
+    GRAPHD_MODEL_IDLE_SECONDS,
     INDEX_BUFFER_POOL_BYTES,
     INDEX_CHECKPOINT_THRESHOLD_BYTES,
     PRODUCT_BUFFER_POOL_BYTES,
@@ -32,7 +37,15 @@ from lamina.errors import LaminaError
 from lamina.graphd import protocol
 from lamina.graphd.hosting import BuildHost, SendProgress
 from lamina.graphd.index_store import IndexStore, StorageFailure
-from lamina.workspace import Workspace, ensure_dirs, open_workspace, read_or_create_secret
+from lamina.workspace import (
+    InstanceStamp,
+    Workspace,
+    ensure_dirs,
+    instance_change,
+    instance_stamp,
+    open_workspace,
+    read_or_create_secret,
+)
 
 log = logging.getLogger("lamina.graphd")
 
@@ -45,6 +58,8 @@ WRITE_SPACE_FACTOR = 4
 # cannot roll back a commit that hit ENOSPC, and a database recovered from that state segfaults on the next
 # write (measured: tests/test_disk_full.py). So Lamina never lets a write reach a full disk.
 WRITING_OPS = {"graph.import", "index.put", "gen.begin", "gen.members", "gen.commit", "gen.invalidate"}
+# Requests a dormant graphd answers without opening its databases again.
+RESTING_OPS = {"ping", "status", "stop", "model.release", "rest"}
 
 
 def _require(header: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -66,6 +81,14 @@ def configured_threads(root: Path) -> int:
 
 
 class GraphDaemon:
+    # The repository instance graphd serves (watch_instance); graphd exits when it is no longer there.
+    stamp: InstanceStamp | None = None
+    repository_gone: str | None = None  # why, once it is gone
+    model_idle_seconds: float = GRAPHD_MODEL_IDLE_SECONDS
+    dormant_seconds: float = GRAPHD_DORMANT_SECONDS
+    dormant = False  # databases closed, ranking state and model dropped: opened again by the next request
+    dormant_graph_version: str | None = None
+
     def __init__(self, ws: Workspace, idle_timeout: float) -> None:
         import real_ladybug as lb
 
@@ -151,16 +174,113 @@ class GraphDaemon:
         conn = lb.Connection(db)
         return db, conn, IndexStore(conn)
 
+    # --- the repository instance, memory at rest -----------------------------------------------------
+    def watch_instance(self, stamp: InstanceStamp, model_idle_seconds: float, dormant_seconds: float) -> None:
+        self.stamp = stamp
+        self.model_idle_seconds = model_idle_seconds
+        self.dormant_seconds = dormant_seconds
+        self.handlers["model.release"] = self.op_model_release
+        self.handlers["rest"] = self.op_rest
+
+    def repository_changed(self) -> bool:
+        """Whether the repository instance graphd serves is gone or replaced (deleted, cloned again, moved);
+        if so graphd stops. Two stats: asked on every idle tick and before every request."""
+        if self.stamp is None:
+            return False
+        reason = instance_change(self.ws, self.stamp)
+        if reason is None:
+            return False
+        if self.repository_gone is None:
+            log.warning("the repository this graphd serves is no longer there: %s; exiting", reason)
+            self.repository_gone = reason
+        self.stopping.set()
+        return True
+
+    def rest_when_idle(self) -> None:
+        """Give back what an idle graphd can reload on demand: the model after model_idle_seconds without
+        an embedding (reloading costs ~0.3 s and gives the same vectors bit for bit), and its databases and
+        ranking state after dormant_seconds without any request (see go_dormant)."""
+        if self.builds.busy:
+            return
+        now = time.monotonic()
+        if self.retrieval.model_loaded and now - self.retrieval.model_used >= self.model_idle_seconds:
+            with self.db_lock:
+                self.release_memory()
+        if not self.dormant and now - self.last_activity >= self.dormant_seconds:
+            with self.db_lock:
+                if not self.builds.busy:
+                    self.go_dormant()
+
+    def go_dormant(self) -> bool:
+        """Close both databases (checkpointing them), drop the ranking state and the model, and give the
+        heap back: Ladybug holds ~5.5 MB per node table while a database is open, whatever it stores
+        (bench/graphd_memory.py). The next request that needs them opens them again. Under db_lock."""
+        if self.dormant:
+            return False
+        self.dormant_graph_version = self.product.graph_version()
+        self.retrieval.release_model()
+        self.retrieval.forget_all()
+        self.close()
+        self.dormant = True
+        gc.collect()
+        trim_heap()
+        log.info(
+            "dormant: databases closed, ranking state and model dropped (%s bytes resident)", resident_bytes()
+        )
+        return True
+
+    def wake(self) -> None:
+        """Open the databases again after go_dormant (under db_lock)."""
+        if not self.dormant:
+            return
+        import real_ladybug as lb
+
+        from lamina.graph.store import ProductStore
+
+        started = time.perf_counter()
+        self.product_db = lb.Database(str(self.ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
+        self.index_db, index_conn, self.index = self.open_index_store()
+        self.connections = [lb.Connection(self.product_db), index_conn]
+        self.product = ProductStore(self.connections[0])
+        self.retrieval.reopened(self.product, self.index)
+        self.dormant = False
+        log.info("awake: databases opened again in %.0f ms", (time.perf_counter() - started) * 1000)
+
+    def op_rest(self, header: dict[str, Any], payload: bytes) -> Reply:
+        """Go dormant now (what graphd does by itself after dormant_seconds without a request)."""
+        if self.builds.busy:
+            return {"dormant": False, "rss_bytes": resident_bytes()}, b""
+        self.go_dormant()
+        return {"dormant": True, "rss_bytes": resident_bytes()}, b""
+
+    def release_memory(self) -> bool:
+        released = self.retrieval.release_model()
+        gc.collect()
+        trim_heap()
+        if released:
+            log.info("model unloaded after %.0f s without an embedding", self.model_idle_seconds)
+        return released
+
+    def op_model_release(self, header: dict[str, Any], payload: bytes) -> Reply:
+        """Unload the model now (what graphd does by itself after model_idle_seconds of no embedding)."""
+        released = self.release_memory()
+        return {"released": released, "rss_bytes": resident_bytes()}, b""
+
     # --- operations ------------------------------------------------------------------------------
     def op_ping(self, header: dict[str, Any], payload: bytes) -> Reply:
         return {
             "pid": os.getpid(),
+            "instance": self.ws.instance,
+            "root": str(self.ws.root),
+            "rss_bytes": resident_bytes(),
+            "model_loaded": self.retrieval.model_loaded,
+            "dormant": self.dormant,
             "socket": str(self.ws.socket_path),
             "uptime_seconds": round(time.time() - self.started, 3),
             "databases": {"product": str(self.ws.product_db), "index": str(self.ws.index_db)},
             "log": str(self.ws.log_path),
             "idle_timeout_seconds": self.idle_timeout,
-            "graph_version": self.product.graph_version(),
+            "graph_version": self.dormant_graph_version if self.dormant else self.product.graph_version(),
             "model_threads": self.retrieval.model_threads,
         }, b""
 
@@ -233,6 +353,7 @@ class GraphDaemon:
     def warm_state(self, identity: str) -> None:
         with self.db_lock:
             try:
+                self.wake()
                 self.retrieval.state(identity)
             except Exception:  # the query will meet (and report) the same problem
                 log.exception("preparing the ranking state of %s failed", identity)
@@ -300,6 +421,8 @@ class GraphDaemon:
 
     def close(self) -> None:
         """Close both databases (checkpointing them) while graphd still holds its lock."""
+        if self.dormant:
+            return
         for conn in self.connections:
             try:
                 conn.close()
@@ -313,7 +436,12 @@ class GraphDaemon:
 
     def collect_when_idle(self) -> None:
         """Garbage-collect superseded generations once no request has come for GC_IDLE_SECONDS."""
-        if not self.gc_due or self.builds.busy or time.monotonic() - self.last_activity < GC_IDLE_SECONDS:
+        if (
+            self.dormant
+            or not self.gc_due
+            or self.builds.busy
+            or time.monotonic() - self.last_activity < GC_IDLE_SECONDS
+        ):
             return
         with self.db_lock:
             try:
@@ -328,10 +456,13 @@ class GraphDaemon:
             except Exception:
                 log.exception("folding recent versions failed")
             log.info("garbage collection: %s", stats)
+            if self.repository_changed():  # a checkpoint removes `<db>.wal` by path: maybe a new clone's
+                return
             try:  # fold the write-ahead log into the database now, not inside the next build's commit
                 self.connections[1].execute("CHECKPOINT")
             except RuntimeError:
                 log.exception("checkpoint failed")
+            trim_heap()  # what the collection and the build before it freed
 
     def require_space(self, op: str, needed: int) -> None:
         free = shutil.disk_usage(self.ws.data_dir).free
@@ -372,9 +503,18 @@ class GraphDaemon:
                 try:
                     frame = protocol.open_body(self.key, nonce, protocol.TO_SERVER, body, last_seq)
                 except LaminaError as err:
+                    self.repository_changed()  # a client of a new clone at this path would not verify
                     self._refuse(conn, nonce, last_seq + 1, err)
                     return
                 last_seq = frame.seq
+                if self.repository_changed():
+                    gone = LaminaError(
+                        "LAMINA_GRAPHD_UNAVAILABLE",
+                        f"graphd serves a repository that no longer exists: {self.repository_gone}",
+                        "Run the command again: it starts a graphd for the repository now at this path.",
+                    )
+                    self._refuse(conn, nonce, frame.seq, gone)
+                    return
                 self.last_activity = time.monotonic()
                 if frame.header.get("op") in ("build", "prepare"):
                     header, out_payload = self.host_build(conn, nonce, frame)
@@ -455,6 +595,7 @@ class GraphDaemon:
         }  # fmt: skip
         try:
             with self.db_lock:
+                self.wake()
                 return self.op_query_prepare(question, b"")[0]
         except LaminaError as err:
             if err.code != "LAMINA_NO_INDEX":
@@ -464,6 +605,7 @@ class GraphDaemon:
         rebuilt = self.builds.prepare(request, conn, send, force=True)
         built["stats"] = rebuilt.get("stats")
         with self.db_lock:
+            self.wake()
             return self.op_query_prepare(question, b"")[0]
 
     def prepare_after_build(self, question: dict[str, Any]) -> dict[str, Any] | None:
@@ -471,6 +613,7 @@ class GraphDaemon:
         same round trip; None (the client then asks with `query.prepare`) when it cannot be answered here."""
         try:
             with self.db_lock:
+                self.wake()
                 packet, _ = self.op_query_prepare(question, b"")
         except LaminaError as err:
             log.info("prepare after build: %s", err)
@@ -488,6 +631,8 @@ class GraphDaemon:
             if op in WRITING_OPS:
                 self.require_space(op, frame.size * WRITE_SPACE_FACTOR)
             with self.db_lock:
+                if op not in RESTING_OPS:
+                    self.wake()
                 header, payload = handler(frame.header, frame.payload)
         except LaminaError as err:
             log.info("%s failed: %s", op, err)
@@ -525,7 +670,10 @@ class GraphDaemon:
             try:
                 conn, _ = listener.accept()
             except TimeoutError:
+                if self.repository_changed():  # before any idle work: it writes by path (see run)
+                    break
                 self.collect_when_idle()
+                self.rest_when_idle()
                 continue
             conn.settimeout(None)
             self.last_activity = time.monotonic()
@@ -536,6 +684,59 @@ class GraphDaemon:
         self.close_idle_connections()
         for worker in self.workers:  # let in-flight replies (such as the answer to `stop`) go out
             worker.join(timeout=None if self.builds.busy else 2.0)
+
+
+def resident_bytes() -> int | None:
+    """This process's resident set (VmRSS), or None where /proc does not tell."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def trim_heap() -> None:
+    """Return the free pages of the C heap to the system (glibc keeps them otherwise: a closed or
+    emptied Ladybug structure, a dropped model). No-op without glibc."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def write_info(ws: Workspace) -> None:
+    """graphd.json: what this graphd serves, for a client that cannot verify frames with its key (a new
+    clone at the same path) to describe it (lamina/graphd/client.py::other_graphds)."""
+    info = {
+        "pid": os.getpid(),
+        "instance": ws.instance,
+        "root": str(ws.root),
+        "common_dir": str(ws.common_dir),
+        "data_dir": str(ws.data_dir),
+        "started": time.time(),
+    }
+    tmp = ws.info_path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(info) + "\n")
+    tmp.replace(ws.info_path)
+
+
+def exit_for_a_vanished_repository(ws: Workspace, lock_fd: int) -> None:
+    """Exit without closing (so without checkpointing) the databases: their directory is gone or holds
+    another clone's, and real_ladybug 0.15.3's close removes `<database>.wal` by path — measured: it
+    deletes the write-ahead log of the database now at that path. What graphd wrote is in the files it
+    holds open, which belong to the deleted (or moved) data directory."""
+    for path in (ws.socket_path, ws.pid_path, ws.info_path):
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            pass
+    log.info("stopped (databases left unclosed: the repository is no longer at %s)", ws.root)
+    logging.shutdown()
+    os.close(lock_fd)
+    os._exit(0)
 
 
 def acquire_daemon_lock(ws: Workspace) -> int:
@@ -553,9 +754,23 @@ def acquire_daemon_lock(ws: Workspace) -> int:
     return fd
 
 
-def run(root: Path, ready_fd: int | None, idle_timeout: float) -> int:
+def run(
+    root: Path,
+    ready_fd: int | None,
+    idle_timeout: float,
+    instance: str | None = None,
+    model_idle_seconds: float = GRAPHD_MODEL_IDLE_SECONDS,
+    dormant_seconds: float = GRAPHD_DORMANT_SECONDS,
+) -> int:
     ws = open_workspace(root)
     ensure_dirs(ws)
+    if instance is not None and instance != ws.instance:
+        sys.stderr.write(
+            f"LAMINA_GRAPHD_UNAVAILABLE: the repository at {root} is instance {ws.instance}, not {instance} "
+            "(it was replaced since the client looked)\n"
+        )
+        return 1
+    stamp = instance_stamp(ws)  # taken before anything is opened: what graphd serves from now on
     logging.basicConfig(
         filename=str(ws.log_path),
         level=logging.INFO,
@@ -577,6 +792,7 @@ def run(root: Path, ready_fd: int | None, idle_timeout: float) -> int:
         log.error("cannot start: %s", err)
         sys.stderr.write(f"{err.code}: {err.message}\nhint: {err.effective_hint}\n")
         return err.exit_status
+    daemon.watch_instance(stamp, model_idle_seconds, dormant_seconds)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old_umask = os.umask(0o177)  # the socket file is 0600
     try:
@@ -585,6 +801,7 @@ def run(root: Path, ready_fd: int | None, idle_timeout: float) -> int:
         os.umask(old_umask)
     listener.listen(64)
     ws.pid_path.write_text(f"{os.getpid()}\n")
+    write_info(ws)
     signal.signal(signal.SIGTERM, lambda *_: daemon.stopping.set())
     log.info("listening on %s (idle timeout %.0f s)", ws.socket_path, idle_timeout)
     if ready_fd is not None:
@@ -594,8 +811,10 @@ def run(root: Path, ready_fd: int | None, idle_timeout: float) -> int:
         daemon.serve(listener)
     finally:
         listener.close()
+        if daemon.repository_gone is not None:
+            exit_for_a_vanished_repository(ws, lock_fd)
         with daemon.db_lock:
-            for path in (ws.socket_path, ws.pid_path):
+            for path in (ws.socket_path, ws.pid_path, ws.info_path):
                 try:
                     path.unlink()
                 except FileNotFoundError:
@@ -611,11 +830,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", required=True)
     parser.add_argument("--ready-fd", type=int, default=None)
     parser.add_argument("--idle-timeout", type=float, default=GRAPHD_IDLE_TIMEOUT_SECONDS)
+    parser.add_argument("--instance", default=None, help="refuse to serve another repository instance")
+    parser.add_argument("--model-idle-seconds", type=float, default=GRAPHD_MODEL_IDLE_SECONDS)
+    parser.add_argument("--dormant-seconds", type=float, default=GRAPHD_DORMANT_SECONDS)
     args = parser.parse_args(argv)
     # graphd's stderr is its log: a crash inside a native extension (Ladybug, onnxruntime) leaves every
     # thread's Python stack there instead of nothing.
     faulthandler.enable(all_threads=True)
-    return run(Path(args.root), args.ready_fd, args.idle_timeout)
+    return run(
+        Path(args.root),
+        args.ready_fd,
+        args.idle_timeout,
+        args.instance,
+        args.model_idle_seconds,
+        args.dormant_seconds,
+    )
 
 
 if __name__ == "__main__":

@@ -68,12 +68,14 @@ def _frame_key(common_dir: str) -> bytes | None:
         os.close(fd)
 
 
-def _connect(common_dir: str) -> socket.socket | None:
-    from lamina.graphd.address import socket_path
+def _connect(common_dir: str, key: bytes) -> socket.socket | None:
+    """A connection to the graphd of this repository instance (named by its key: a graphd of an earlier
+    clone at the same path listens elsewhere, and the full path replaces it)."""
+    from lamina.graphd.address import instance_id, socket_path
 
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
-        sock.connect(socket_path(common_dir))
+        sock.connect(socket_path(common_dir, instance_id(key)))
     except OSError:
         sock.close()
         return None
@@ -94,7 +96,7 @@ def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
         return None
     root, common_dir = location
     key = _frame_key(common_dir)
-    sock = _connect(common_dir) if key is not None else None
+    sock = _connect(common_dir, key) if key is not None else None
     if key is None or sock is None:
         return None
     from lamina.graphd.protocol import GraphdClient

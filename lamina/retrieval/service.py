@@ -272,9 +272,20 @@ class RetrievalService:
         # build's configuration). The vectors do not depend on it (one text per call, docs/runtime.md).
         self.threads = threads
         self._embedder_threads = threads
+        self.model_used = time.monotonic()  # when the model was last asked for (graphd unloads it when idle)
 
     def forget(self) -> None:
         self._states.clear()
+
+    def forget_all(self) -> None:
+        """Drop the ranking states and every cached version (graphd going dormant; both reload on use)."""
+        self._states.clear()
+        self._cache = VersionCache()
+
+    def reopened(self, product: Any, index: Any) -> None:
+        """Use the stores graphd opened again after being dormant."""
+        self.product, self.index = product, index
+        self.forget_all()
 
     def state(self, identity: str) -> GenerationState:
         generation = self.index.current(identity)
@@ -300,12 +311,24 @@ class RetrievalService:
         """graphd's model with `self.threads` intra-op threads, loaded on first use and kept (loaded again
         when the configured thread count changed); raises the runtime's error when it cannot load."""
         with self._embedder_lock:  # queries and a hosted build may ask at the same time
+            self.model_used = time.monotonic()
             if self._embedder is None or self._embedder_threads != self.threads:
                 from lamina.runtime.embedder import load_embedder
 
                 self._embedder = load_embedder(threads=self.threads)
                 self._embedder_threads = self.threads
-        return self._embedder
+            return self._embedder
+
+    @property
+    def model_loaded(self) -> bool:
+        return self._embedder is not None
+
+    def release_model(self) -> bool:
+        """Drop the loaded model (the next embedding loads it again, verified, with the same vectors bit
+        for bit); a build or query still holding it keeps its own reference. True when one was loaded."""
+        with self._embedder_lock:
+            loaded, self._embedder = self._embedder is not None, None
+        return loaded
 
     @property
     def model_threads(self) -> int | None:
