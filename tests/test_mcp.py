@@ -4,6 +4,7 @@ a call cancelled during a build."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import signal
@@ -287,6 +288,15 @@ def test_a_corrupt_or_missing_runtime_is_retrieval_integrity(
         run_lamina("graphd", "stop", cwd=shop, env=corrupt)
 
 
+def wait_for_lock(path: Path) -> None:
+    """Block until no process holds Lamina's per-identity build lock (lamina/index/build.py)."""
+    fd = os.open(path, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    finally:
+        os.close(fd)
+
+
 @pytest.mark.slow
 def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path) -> None:
     # ~190 new chunks: three embedding batches, so the build is still running when the call is cancelled.
@@ -296,8 +306,12 @@ def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path) -> N
         )
         for n in range(8)
     }
+    cli_json(
+        shop, "work", "prepare", "Refund a paid order"
+    )  # fresh for this runtime (an earlier test's may differ)
     before = cli_json(shop, "context", "status")
     assert before["state"] == "fresh"
+    build_lock = Path(before["data_dir"]) / "builds" / before["identity"]["key"] / "lock"
     for rel, text in extra.items():
         (shop / rel).write_text(text)
     messages: list[str] = []
@@ -315,7 +329,10 @@ def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path) -> N
                     "prepare_work", {"task": "Record a ledger entry"}, progress_callback=on_progress
                 )
             assert scope.cancelled_caught, messages
-            status = await client.call_tool("context_status", {})  # answered once the build has stopped
+            # graphd stops the build at its next batch, then releases the identity's build lock.
+            with anyio.fail_after(120):
+                await anyio.to_thread.run_sync(wait_for_lock, build_lock, abandon_on_cancel=True)
+            status = await client.call_tool("context_status", {})
             assert not status.is_error
             return status.structured_content  # type: ignore[return-value]
 
