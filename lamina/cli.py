@@ -51,6 +51,10 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     core_commands.register(sub, selected)
     runtime_commands.register(sub, selected)
+
+    import lamina.mcp_server as mcp_server  # `lamina mcp`: the MCP server for coding agents
+
+    mcp_server.register(sub, selected)
     return parser
 
 

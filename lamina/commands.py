@@ -9,6 +9,7 @@ import re
 import shlex
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,12 +39,22 @@ threads = 2                     # onnxruntime intra-op threads
 
 
 def _context(args: argparse.Namespace, allow_lexical: bool = False) -> Any:
+    return open_context(
+        require_cached=getattr(args, "require_cached", False),
+        quiet=getattr(args, "quiet", False),
+        allow_lexical=allow_lexical,
+    )
+
+
+def open_context(
+    *, require_cached: bool = False, quiet: bool = False, allow_lexical: bool = False, progress: Any = None
+) -> Any:
+    """The build context of the repository the command runs in (the working directory)."""
     from lamina.index.build import context_for
 
     return context_for(
-        Path.cwd(), require_cached=getattr(args, "require_cached", False),
-        quiet=getattr(args, "quiet", False), allow_lexical=allow_lexical,
-    )  # fmt: skip
+        Path.cwd(), require_cached=require_cached, quiet=quiet, allow_lexical=allow_lexical, progress=progress
+    )
 
 
 def _query(ctx: Any, op: str, **fields: Any) -> dict[str, Any]:
@@ -85,15 +96,42 @@ def cmd_init(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_prepare(args: argparse.Namespace) -> int:
-    from lamina.index.build import is_fresh, sync
-
+def prepare_context(
+    workflow: str | None, *, require_cached: bool = False, quiet: bool = False, progress: Any = None
+) -> Any:
+    """The context of `work prepare`: with an explicit workflow, a missing or corrupt runtime does not stop
+    it (the packet is then lexical_degraded)."""
     try:
-        ctx = _context(args)
+        return open_context(require_cached=require_cached, quiet=quiet, progress=progress)
     except LaminaError as err:
-        if err.code != "LAMINA_RETRIEVAL_INTEGRITY" or not args.workflow:
+        if err.code != "LAMINA_RETRIEVAL_INTEGRITY" or not workflow:
             raise
-        ctx = _context(args, allow_lexical=True)  # explicit workflow: continue lexical-only
+        return open_context(require_cached=require_cached, quiet=quiet, allow_lexical=True, progress=progress)
+
+
+def prepare_packet(
+    ctx: Any, task: str, workflow: str | None, on_built: Callable[[dict[str, Any] | None], None] | None = None
+) -> dict[str, Any]:
+    """The full path of `work prepare`: sync the index (graphd builds and answers in the same round trip
+    when it can), then the packet. `on_built` hears the build statistics (None: nothing was built)."""
+    from lamina.index.build import sync
+
+    question = {"task": task, "workflow": workflow, "fresh": True}
+    stats = sync(ctx, then_prepare=question)
+    if on_built is not None:
+        on_built(stats)
+    packet: dict[str, Any] = ctx.prepared_packet or _query(ctx, "query.prepare", **question)
+    return packet
+
+
+def cmd_prepare(args: argparse.Namespace) -> int:
+    from lamina.index.build import is_fresh
+
+    ctx = prepare_context(
+        args.workflow,
+        require_cached=getattr(args, "require_cached", False),
+        quiet=getattr(args, "quiet", False),
+    )
     if args.check:
         fresh = is_fresh(ctx)
         emit(
@@ -102,22 +140,24 @@ def cmd_prepare(args: argparse.Namespace) -> int:
             f"index is {'fresh' if fresh else 'stale'} for {ctx.identity.label}",
         )
         return 0 if fresh else STALE_EXIT_STATUS
-    question = {"task": args.task, "workflow": args.workflow, "fresh": True}
-    stats = sync(ctx, then_prepare=question)
-    if not args.json:
-        sys.stderr.write(build_summary(stats) + "\n")
-    packet = ctx.prepared_packet or _query(ctx, "query.prepare", **question)
+
+    def summary(stats: dict[str, Any] | None) -> None:
+        if not args.json:
+            sys.stderr.write(build_summary(stats) + "\n")
+
+    packet = prepare_packet(ctx, args.task, args.workflow, on_built=summary)
     from lamina.packet import render_packet
 
     emit(args, packet, render_packet(packet))
     return 0
 
 
-def _status(args: argparse.Namespace) -> dict[str, Any]:
+def context_status(progress: Any = None) -> dict[str, Any]:
+    """What `lamina context status --json` prints (it builds nothing)."""
     from lamina.index.build import is_fresh
     from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json
 
-    ctx = _context(args, allow_lexical=True)
+    ctx = open_context(allow_lexical=True, progress=progress)
     with ctx.graphd() as client:
         gen = client.call("gen.status", identity=ctx.identity.key)
     local_failure = read_json(ctx.build_dir / LAST_FAILURE_FILE)
@@ -161,7 +201,7 @@ def _describe_failure(failure: dict[str, Any] | None) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    st = _status(args)
+    st = context_status()
     lb = st["last_build"] or {}
     lines = [
         f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
@@ -188,12 +228,41 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_search(args: argparse.Namespace) -> int:
+def search_sources(
+    text: str, ranker: str = "hybrid", *, quiet: bool = False, progress: Any = None
+) -> dict[str, Any]:
+    """What `lamina context search TEXT --json` prints: the index synced, then source localization only."""
     from lamina.index.build import sync
 
-    ctx = _context(args, allow_lexical=True)
+    ctx = open_context(quiet=quiet, allow_lexical=True, progress=progress)
     sync(ctx)
-    result = _query(ctx, "query.search", text=args.text, ranker=args.ranker)
+    return _query(ctx, "query.search", text=text, ranker=ranker)
+
+
+def workflow_roots(progress: Any = None) -> dict[str, Any]:
+    """The product graph's roots (id, title, status, aliases, sorted by id) as graphd holds them, after
+    syncing the index (a build imports the working tree's graph), with its GraphVersion."""
+    from lamina.index.build import sync
+
+    ctx = open_context(allow_lexical=True, progress=progress)
+    sync(ctx)
+    with ctx.graphd() as client:
+        return client.call("graph.roots")
+
+
+def workflow_closure(workflow: str, progress: Any = None) -> dict[str, Any]:
+    """One workflow's exact closure (the packet's `graph` section for it alone) and its obligations, as
+    graphd holds them after syncing the index; LAMINA_UNKNOWN_WORKFLOW when there is no such workflow."""
+    from lamina.index.build import sync
+
+    ctx = open_context(allow_lexical=True, progress=progress)
+    sync(ctx)
+    with ctx.graphd() as client:
+        return client.call("graph.closure", workflow=workflow)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    result = search_sources(args.text, args.ranker, quiet=getattr(args, "quiet", False))
     human = (
         "\n".join(
             f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "

@@ -62,6 +62,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "lamina.commands",
         "lamina.runtime.commands",
+        "lamina.mcp_server",
     ),
     ("lamina.cli",),
 )

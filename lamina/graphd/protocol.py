@@ -14,6 +14,7 @@ sequence over a Unix stream" with blake3; it is ~100 lines.
 
 from __future__ import annotations
 
+import contextvars
 import hmac
 import json
 import socket
@@ -35,6 +36,14 @@ TO_CLIENT = b"S"
 _LEN = struct.Struct(">I")
 _SEQ_HLEN = struct.Struct(">QI")
 _MIN_BODY = MAC_BYTES + _SEQ_HLEN.size
+
+# Told of every connection a GraphdClient opens in this context, before the greeting is read. The MCP
+# server (lamina/mcp_server.py) sets it per tool call: a cancelled call shuts its connections down, so
+# graphd stops the build it hosts for that call as it does when a CLI is interrupted (and the observer
+# raises to refuse new connections once the call is cancelled). Unset everywhere else.
+CONNECTION_OBSERVER: contextvars.ContextVar[Callable[[socket.socket], None] | None] = contextvars.ContextVar(
+    "lamina_graphd_connection_observer", default=None
+)
 
 
 class Frame:
@@ -189,6 +198,9 @@ class GraphdClient:
     replies, with progress frames in between for long requests."""
 
     def __init__(self, key: bytes, sock: socket.socket) -> None:
+        observer = CONNECTION_OBSERVER.get()
+        if observer is not None:
+            observer(sock)
         self.key = key
         self.sock = sock
         self.nonce = read_greeting(sock)

@@ -127,6 +127,7 @@ class GraphDaemon:
             "stop": self.op_stop,
             "graph.import": self.op_graph_import,
             "graph.roots": self.op_graph_roots,
+            "graph.closure": self.op_graph_closure,
             "index.put": self.op_index_put,
             "gen.begin": self.op_gen_begin,
             "gen.members": self.op_gen_members,
@@ -305,6 +306,24 @@ class GraphDaemon:
 
     def op_graph_roots(self, header: dict[str, Any], payload: bytes) -> Reply:
         return {"roots": self.product.roots(), "graph_version": self.product.graph_version()}, b""
+
+    def op_graph_closure(self, header: dict[str, Any], payload: bytes) -> Reply:
+        """One workflow's stored closure and its obligations (`lamina mcp`'s show_workflow)."""
+        from lamina.graph.closure import obligations
+
+        workflow = _require(header, "workflow", str)
+        status = self.product.workflow_exists(workflow)
+        if status is None:
+            raise LaminaError("LAMINA_UNKNOWN_WORKFLOW", f"no workflow with id {workflow!r}")
+        closure = self.product.closure([workflow])
+        return {
+            "workflow": workflow,
+            "status": status,
+            "root": any(r["id"] == workflow for r in self.product.roots()),
+            "graph": closure,
+            "obligations": obligations(closure),
+            "graph_version": self.product.graph_version(),
+        }, b""
 
     def op_index_put(self, header: dict[str, Any], payload: bytes) -> Reply:
         table = protocol.decode_table(payload)

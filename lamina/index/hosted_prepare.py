@@ -23,6 +23,7 @@ from lamina.errors import LaminaError
 
 TYPE_CHECKING = False  # not `from typing import …`: see the module docstring
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 ENVIRONMENT_NAMES = ("HOME", "PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
@@ -86,11 +87,45 @@ def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
     """graphd's reply (`stats` of the build or None, `packet`, `json`) for a plain prepare, or None when the
     full path must answer. Errors graphd reports are raised as the LaminaError they are."""
     question = plain_prepare(argv)
-    if question is None or os.environ.get("LAMINA_BUILD_IN_PROCESS") == "1":
+    if question is None:
+        return None
+    quiet = question["quiet"]
+    reply = ask_graphd_to_prepare(
+        question["directory"],
+        question["task"],
+        question["workflow"],
+        quiet=quiet,
+        tty=not quiet and sys.stderr.isatty(),
+        show=_show_on_stderr,
+    )
+    if reply is not None:
+        reply["json"] = question["json"]
+    return reply
+
+
+def _show_on_stderr(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+def ask_graphd_to_prepare(
+    directory: str,
+    task: str,
+    workflow: str | None,
+    *,
+    quiet: bool,
+    tty: bool,
+    show: Callable[[str], None],
+) -> dict[str, Any] | None:
+    """One `prepare` request to the running graphd of the repository at `directory` (relative to the
+    working directory): its reply (`stats` of the build or None, `packet`), or None when the full path must
+    answer (no graphd, another environment, an older graphd, LAMINA_BUILD_IN_PROCESS=1). Progress text
+    goes to `show`. Errors graphd reports are raised as the LaminaError they are."""
+    if os.environ.get("LAMINA_BUILD_IN_PROCESS") == "1":
         return None
     from lamina.repo.status import find_location
 
-    start = os.path.join(os.getcwd(), question["directory"])
+    start = os.path.join(os.getcwd(), directory)
     location = find_location(start) if os.path.isdir(start) else None  # else the full path reports it
     if location is None:
         return None
@@ -100,12 +135,6 @@ def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
     if key is None or sock is None:
         return None
     from lamina.graphd.protocol import GraphdClient
-
-    quiet = question["quiet"]
-
-    def show(text: str) -> None:
-        sys.stderr.write(text)
-        sys.stderr.flush()
 
     try:  # a graphd that greets and answers a ping is up (not exiting after its idle timeout)
         client = GraphdClient(key, sock)
@@ -120,10 +149,10 @@ def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
                 on_progress=show,
                 worktree=root,
                 environment=relevant_environment(os.environ),
-                task=question["task"],
-                workflow=question["workflow"],
+                task=task,
+                workflow=workflow,
                 quiet=quiet,
-                tty=not quiet and sys.stderr.isatty(),
+                tty=tty,
             )
         except LaminaError as err:
             if err.code == "LAMINA_PROTOCOL" and err.message.startswith("unknown request"):
@@ -131,5 +160,4 @@ def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
             raise  # as the full path reports it, e.g. graphd killed during the build
     if not reply.get("hosted"):
         return None
-    reply["json"] = question["json"]
     return reply
