@@ -91,6 +91,10 @@ def test_status_reports_pid_socket_uptime_and_databases(ws) -> None:
     assert info["pid"] > 0 and info["uptime_seconds"] >= 0
     assert info["socket"] == str(ws.socket_path)
     assert info["databases"] == {"product": str(ws.product_db), "index": str(ws.index_db)}
+    from lamina.graphd.requests import PROTOCOL_VERSION, REQUESTS
+
+    assert info["protocol"] == PROTOCOL_VERSION  # the client decides what graphd can do from these
+    assert info["operations"] == [request.name for request in REQUESTS]
     assert oct(ws.run_dir.stat().st_mode & 0o777) == "0o700"
     assert oct(ws.secret_path.stat().st_mode & 0o777) == "0o600"
     assert ws.log_path.exists()

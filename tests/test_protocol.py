@@ -61,3 +61,29 @@ def test_a_frame_knows_the_size_of_the_header_it_carried() -> None:
     frame = protocol.open_body(key, nonce, protocol.TO_SERVER, wire[4:], 0)
     assert frame.header == header and frame.payload == b"abc"
     assert frame.size == len(wire) - 4 - protocol.MAC_BYTES - 12 and frame.size > 10_000
+
+
+def test_every_request_of_the_table_has_its_handler_and_every_handler_its_row() -> None:
+    from lamina.graphd.requests import REQUESTS
+    from lamina.graphd.server import GraphDaemon
+
+    methods = {name for name in dir(GraphDaemon) if name.startswith("op_")}
+    assert {request.method for request in REQUESTS if request.databases} == methods
+    assert all(hasattr(GraphDaemon, request.method) for request in REQUESTS)
+    assert len({request.name for request in REQUESTS}) == len(REQUESTS)
+    streaming = {request.name for request in REQUESTS if request.streams}
+    assert (
+        streaming == {request.name for request in REQUESTS if not request.databases} == {"build", "prepare"}
+    )
+
+
+@pytest.mark.parametrize(
+    ("operations", "offered"),
+    [(None, False), (["ping", "build"], False), (["ping", "prepare"], True), ("prepare", False)],
+)
+def test_the_thin_client_asks_for_prepare_only_when_graphd_lists_it(operations: Any, offered: bool) -> None:
+    """An older graphd (its ping lists no operations, or not this one) is asked the old way, by the full
+    path: decided from the ping, not by matching an error message."""
+    from lamina.index.hosted_prepare import offers_prepare
+
+    assert offers_prepare(operations) is offered

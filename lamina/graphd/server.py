@@ -37,6 +37,7 @@ from lamina.errors import LaminaError
 from lamina.graphd import protocol
 from lamina.graphd.hosting import BuildHost, SendProgress
 from lamina.graphd.index_store import IndexStore, StorageFailure
+from lamina.graphd.requests import BY_NAME, PROTOCOL_VERSION, REQUESTS
 from lamina.workspace import (
     InstanceStamp,
     Workspace,
@@ -54,12 +55,10 @@ GC_IDLE_SECONDS = 2.0  # garbage collection waits for this much quiet
 LOW_DISK_BYTES = 64 * 1024 * 1024  # free space kept in reserve; below it a storage failure means a full disk
 # A write needs several times its payload on disk (WAL, pages, shadow pages) before it can commit.
 WRITE_SPACE_FACTOR = 4
-# Operations that write, and so are refused up front when the disk cannot hold them: real_ladybug 0.15.3
-# cannot roll back a commit that hit ENOSPC, and a database recovered from that state segfaults on the next
-# write (measured: tests/test_disk_full.py). So Lamina never lets a write reach a full disk.
-WRITING_OPS = {"graph.import", "index.put", "gen.begin", "gen.members", "gen.commit", "gen.invalidate"}
-# Requests a dormant graphd answers without opening its databases again.
-RESTING_OPS = {"ping", "status", "stop", "model.release", "rest"}
+# Requests that write (`Request.writes`, lamina/graphd/requests.py) are refused up front when the disk
+# cannot hold them: real_ladybug 0.15.3 cannot roll back a commit that hit ENOSPC, and a database recovered
+# from that state segfaults on the next write (measured: tests/test_disk_full.py). So Lamina never lets a
+# write reach a full disk.
 
 
 def _require(header: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any:
@@ -121,23 +120,9 @@ class GraphDaemon:
 
         self.retrieval = RetrievalService(self.product, self.index, threads=configured_threads(ws.root))
         self.builds = BuildHost(ws.data_dir, self.retrieval.embedder_for)
+        # Every request of the table (lamina/graphd/requests.py) by its handler method.
         self.handlers: dict[str, Callable[[dict[str, Any], bytes], Reply]] = {
-            "ping": self.op_ping,
-            "status": self.op_ping,
-            "stop": self.op_stop,
-            "graph.import": self.op_graph_import,
-            "graph.roots": self.op_graph_roots,
-            "graph.closure": self.op_graph_closure,
-            "index.put": self.op_index_put,
-            "gen.begin": self.op_gen_begin,
-            "gen.members": self.op_gen_members,
-            "gen.commit": self.op_gen_commit,
-            "gen.fail": self.op_gen_fail,
-            "gen.status": self.op_gen_status,
-            "gen.invalidate": self.op_gen_invalidate,
-            "query.prepare": self.op_query_prepare,
-            "query.search": self.op_query_search,
-            "embed": self.op_embed,
+            request.name: getattr(self, request.method) for request in REQUESTS if request.databases
         }
 
     def open_index_store(self) -> tuple[Any, Any, IndexStore]:
@@ -180,8 +165,6 @@ class GraphDaemon:
         self.stamp = stamp
         self.model_idle_seconds = model_idle_seconds
         self.dormant_seconds = dormant_seconds
-        self.handlers["model.release"] = self.op_model_release
-        self.handlers["rest"] = self.op_rest
 
     def repository_changed(self) -> bool:
         """Whether the repository instance graphd serves is gone or replaced (deleted, cloned again, moved);
@@ -283,6 +266,8 @@ class GraphDaemon:
             "idle_timeout_seconds": self.idle_timeout,
             "graph_version": self.dormant_graph_version if self.dormant else self.product.graph_version(),
             "model_threads": self.retrieval.model_threads,
+            "protocol": PROTOCOL_VERSION,
+            "operations": [request.name for request in REQUESTS],
         }, b""
 
     def op_stop(self, header: dict[str, Any], payload: bytes) -> Reply:
@@ -535,7 +520,8 @@ class GraphDaemon:
                     self._refuse(conn, nonce, frame.seq, gone)
                     return
                 self.last_activity = time.monotonic()
-                if frame.header.get("op") in ("build", "prepare"):
+                request = BY_NAME.get(str(frame.header.get("op")))
+                if request is not None and request.streams:
                     header, out_payload = self.host_build(conn, nonce, frame)
                 else:
                     header, out_payload = self.dispatch(frame)
@@ -647,10 +633,11 @@ class GraphDaemon:
             return {"ok": False, **err.to_json()}, b""
         started = time.perf_counter()
         try:
-            if op in WRITING_OPS:
+            request = BY_NAME[op]
+            if request.writes:
                 self.require_space(op, frame.size * WRITE_SPACE_FACTOR)
             with self.db_lock:
-                if op not in RESTING_OPS:
+                if not request.resting:
                     self.wake()
                 header, payload = handler(frame.header, frame.payload)
         except LaminaError as err:

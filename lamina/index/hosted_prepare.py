@@ -28,7 +28,12 @@ if TYPE_CHECKING:
 
 ENVIRONMENT_NAMES = ("HOME", "PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
 ENVIRONMENT_PREFIXES = ("LAMINA_", "GIT_")
-REQUEST = "prepare"  # graphd's name for this request (lamina/graphd/server.py)
+REQUEST = "prepare"  # graphd's name for this request (lamina/graphd/requests.py)
+
+
+def offers_prepare(operations: object) -> bool:
+    """Whether a graphd's ping lists this request (graphd's request table, lamina/graphd/requests.py)."""
+    return isinstance(operations, list) and REQUEST in operations
 
 
 def relevant_environment(environ: os._Environ[str] | dict[str, str]) -> dict[str, str]:
@@ -138,26 +143,24 @@ def ask_graphd_to_prepare(
 
     try:  # a graphd that greets and answers a ping is up (not exiting after its idle timeout)
         client = GraphdClient(key, sock)
-        client.call("ping")
+        offered = client.call("ping").get("operations")
     except (LaminaError, OSError, EOFError):
         sock.close()
         return None
-    with client:
-        try:
-            reply = client.call(
-                REQUEST,
-                on_progress=show,
-                worktree=root,
-                environment=relevant_environment(os.environ),
-                task=task,
-                workflow=workflow,
-                quiet=quiet,
-                tty=tty,
-            )
-        except LaminaError as err:
-            if err.code == "LAMINA_PROTOCOL" and err.message.startswith("unknown request"):
-                return None  # an older graphd: the full path asks it the old way
-            raise  # as the full path reports it, e.g. graphd killed during the build
+    if not offers_prepare(offered):  # an older graphd: the full path asks it the old way
+        client.close()
+        return None
+    with client:  # graphd's errors are raised as the full path reports them (e.g. killed mid-build)
+        reply = client.call(
+            REQUEST,
+            on_progress=show,
+            worktree=root,
+            environment=relevant_environment(os.environ),
+            task=task,
+            workflow=workflow,
+            quiet=quiet,
+            tty=tty,
+        )
     if not reply.get("hosted"):
         return None
     return reply
