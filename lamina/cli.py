@@ -72,6 +72,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     core_commands.register(sub, selected)
     runtime_commands.register(sub, selected)
+    import lamina.cache.commands as cache_commands  # `lamina cache status` (the shared remote cache)
+
+    cache_commands.register(sub, selected)
     return parser
 
 
