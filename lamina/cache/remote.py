@@ -165,6 +165,7 @@ class RemoteCache:
         self.given_up: str = ""  # why the remote is no longer asked in this build ("" = it is)
         self.warnings: list[LaminaError] = []  # one per kind of trouble, for the build's log
         self._consecutive_errors = 0
+        self._last_error = ""
         self._lock = threading.Lock()
 
     # --- accounting (called from worker threads) -----------------------------------------------------
@@ -172,6 +173,7 @@ class RemoteCache:
         kind = _error_kind(exc)
         with self._lock:
             self.counts.errors += 1
+            self._last_error = _first_line(exc)
             self._consecutive_errors += 1
             if self.given_up:
                 return
@@ -185,6 +187,18 @@ class RemoteCache:
     def _give_up(self, warning: LaminaError) -> None:
         self.given_up = warning.code
         self.warnings.append(warning)
+
+    def _warn_about_errors(self, errors_before: int, doing: str) -> None:
+        """One warning for failed requests that did not make the build give up on the remote."""
+        failed = self.counts.errors - errors_before
+        if (
+            failed
+            and not self.given_up
+            and not any(w.code == "LAMINA_CACHE_UNAVAILABLE" for w in self.warnings)
+        ):
+            self.warnings.append(
+                unavailable_error(self.settings, self._last_error, f"failed {failed} request(s) {doing}")
+            )
 
     def _succeeded(self) -> None:
         with self._lock:
@@ -233,7 +247,7 @@ class RemoteCache:
         advance: Callable[[int], None] = lambda n: None,
     ) -> dict[str, np.ndarray]:
         """Vectors for the keys the remote holds good records of; every other key is a counted miss."""
-        started = time.perf_counter()
+        started, errors_before = time.perf_counter(), self.counts.errors
         found: dict[str, np.ndarray] = {}
         with self._lock:
             self.counts.requested += len(keys)
@@ -251,6 +265,7 @@ class RemoteCache:
                         self._reject(decoded.reason)
                 advance(1)
         self.counts.fetch_seconds += time.perf_counter() - started
+        self._warn_about_errors(errors_before, "fetching records")
         return found
 
     # --- writes --------------------------------------------------------------------------------------
@@ -286,13 +301,14 @@ class RemoteCache:
         """Write records of freshly embedded vectors (read-write mode only); failures are counted."""
         if not self.settings.writes:
             return
-        started = time.perf_counter()
+        started, errors_before = time.perf_counter(), self.counts.errors
         items = [(k, encode_record(k, model_digest, v)) for k, v in zip(keys, vectors, strict=True)]
         with ThreadPoolExecutor(
             max_workers=REMOTE_CACHE_IN_FLIGHT, thread_name_prefix="lamina-cache"
         ) as pool:
             list(pool.map(self._put, items))
         self.counts.upload_seconds += time.perf_counter() - started
+        self._warn_about_errors(errors_before, "writing records")
 
     # --- reachability --------------------------------------------------------------------------------
     def probe(self) -> tuple[bool, LaminaError | None, float]:
