@@ -46,15 +46,14 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="group", metavar="COMMAND")
     sub.required = True
 
-    import lamina.commands as core_commands
-    import lamina.runtime.commands as runtime_commands
-
-    core_commands.register(sub, selected)
-    runtime_commands.register(sub, selected)
-
+    # Every command module registers its own groups; this dispatcher imports them, never the reverse.
+    import lamina.cache.commands as cache_commands  # `lamina cache status` (the shared remote cache)
+    import lamina.commands as core_commands  # init, work, context, graph, graphd, hook
     import lamina.mcp_server as mcp_server  # `lamina mcp`: the MCP server for coding agents
+    import lamina.runtime.commands as runtime_commands  # `lamina runtime …`
 
-    mcp_server.register(sub, selected)
+    for module in (core_commands, runtime_commands, cache_commands, mcp_server):
+        module.register(sub, selected)
     return parser
 
 

@@ -186,10 +186,22 @@ def context_status(progress: Any = None) -> dict[str, Any]:
         "workflows": counts.get("workflow", 0),
         "source_chunks": counts.get("chunk", 0),
         "last_failure": last_failure,
-        "last_build": read_json(ctx.build_dir / LAST_BUILD_FILE),
+        "last_build": (last_build := read_json(ctx.build_dir / LAST_BUILD_FILE)),
+        "embeddings": embedding_sources(last_build),
         "store": str(ctx.ws.store_dir),
         "data_dir": str(ctx.ws.data_dir),
     }
+
+
+def embedding_sources(last_build: dict[str, Any] | None) -> dict[str, int] | None:
+    """How the last build's embeddings were obtained: from the local store, the remote cache, or embedded
+    now (versions; texts shared by several versions count once in `remote` and `embedded`)."""
+    if not last_build:
+        return None
+    embedded = last_build.get("chunks_embedded", 0) + last_build.get("workflows_embedded", 0)
+    remote = (last_build.get("remote_cache") or {}).get("hits", 0)
+    total = last_build.get("chunks_total", 0) + last_build.get("workflows", 0)
+    return {"local": max(0, total - embedded - remote), "remote": remote, "embedded": embedded}
 
 
 def _describe_failure(failure: dict[str, Any] | None) -> str:
@@ -198,6 +210,14 @@ def _describe_failure(failure: dict[str, Any] | None) -> str:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(failure.get("at", 0))))
     what = failure.get("code") or failure.get("state") or "failed"
     return f"{what} at {when}: {failure.get('message') or failure.get('reason', '')}"
+
+
+def _describe_sources(sources: dict[str, int] | None) -> str:
+    if not sources:
+        return "(no build yet)"
+    return (
+        f"{sources['local']} local, {sources['remote']} from the remote cache, {sources['embedded']} embedded"
+    )
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -213,6 +233,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
         f"last build:   {lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
         f"{lb.get('chunks_embedded', 0)} embedded, {lb.get('chunks_reused', 0)} reused, {lb.get('seconds', 0)} s",
+        f"embeddings:   {_describe_sources(st['embeddings'])}",
         f"last failure: {_describe_failure(st['last_failure'])}",
     ]
     emit(args, st, "\n".join(lines))

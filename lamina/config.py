@@ -50,12 +50,26 @@ class GraphdConfig:
     idle_timeout_seconds: int | None = None  # None = constants.GRAPHD_IDLE_TIMEOUT_SECONDS
 
 
+CACHE_MODES = ("read", "read-write")
+
+
+@dataclass(frozen=True)
+class CacheConfig:
+    """The shared remote cache of embeddings (lamina/cache/); LAMINA_CACHE_* variables override it."""
+
+    remote: str | None = None  # "s3://bucket/prefix"; None = no remote cache (today's local-only build)
+    endpoint: str | None = None  # an S3-compatible server's URL; None = AWS (or AWS_ENDPOINT_URL)
+    region: str | None = None  # None = AWS_REGION / AWS_DEFAULT_REGION, else us-east-1
+    mode: str = "read"  # "read" (developers) or "read-write" (CI)
+
+
 @dataclass(frozen=True)
 class Config:
     graph: GraphConfig = field(default_factory=GraphConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     graphd: GraphdConfig = field(default_factory=GraphdConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
 
     @property
     def all_excludes(self) -> tuple[str, ...]:
@@ -67,6 +81,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "index": {"include": list, "exclude": list, "max_file_bytes": int, "store": str},
     "runtime": {"threads": int},
     "graphd": {"idle_timeout_seconds": int},
+    "cache": {"remote": str, "endpoint": str, "region": str, "mode": str},
 }
 
 
@@ -95,11 +110,16 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         index=IndexConfig(**sections.get("index", {})),
         runtime=RuntimeConfig(**sections.get("runtime", {})),
         graphd=GraphdConfig(**sections.get("graphd", {})),
+        cache=CacheConfig(**sections.get("cache", {})),
     )
     if cfg.index.max_file_bytes <= 0:
         raise _config_error(path, "index.max_file_bytes must be positive")
     if cfg.runtime.threads <= 0:
         raise _config_error(path, "runtime.threads must be positive")
+    if cfg.cache.mode not in CACHE_MODES:
+        raise _config_error(path, f"cache.mode must be one of {', '.join(CACHE_MODES)}")
+    if cfg.cache.remote is not None and not cfg.cache.remote.startswith("s3://"):
+        raise _config_error(path, 'cache.remote must be an s3:// URL ("s3://bucket/prefix")')
     return cfg
 
 

@@ -146,3 +146,19 @@ GRAPHD_MODEL_IDLE_SECONDS = 10 * 60
 # opening them again on the next (one-time cost measured by bench/graphd_memory.py, see the README): an
 # open Ladybug database holds ~5.5 MB per node table whatever it stores (21 tables: ~126 MB).
 GRAPHD_DORMANT_SECONDS = 15 * 60
+
+# --- A shared remote cache of embeddings (issue 18; lamina/cache/) ----------------------------------
+# Requests in flight at once. A serial GET costs ~1 ms on loopback (4–13 ms to a real bucket); measured on
+# loopback against `rclone serve s3` with 1.6 KB records: 48 threads of obstore's blocking calls fetched
+# ~1,750 records/s (its async API with a semaphore ~2,050/s, but that aborts the interpreter at exit).
+REMOTE_CACHE_IN_FLIGHT = 48
+REMOTE_CACHE_BATCH_KEYS = 1024  # keys looked up per batch (progress and cancellation between batches)
+REMOTE_CACHE_TIMEOUT_SECONDS = 10  # one request, whole body; a slower answer is a miss
+REMOTE_CACHE_CONNECT_TIMEOUT_SECONDS = 2
+REMOTE_CACHE_MAX_RETRIES = 1  # obstore's own retries of a failed request (the build never waits on the cache)
+# Failed requests in a row (timeouts, refused connections, 5xx) after which the remote is given up for the
+# rest of the build: a stopped server costs a bounded wait, not one timeout per chunk.
+REMOTE_CACHE_MAX_CONSECUTIVE_ERRORS = 16
+REMOTE_CACHE_MAX_RECORD_BYTES = (
+    1 << 20
+)  # a larger body is not a record of ours (a 4,096-dim vector is 16 KiB)

@@ -32,6 +32,16 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "LAMINA_NOT_CACHED": (15, "--require-cached refused to embed; restore the store or drop the flag."),
     "LAMINA_SCHEMA_MISMATCH": (16, "Run `lamina context rebuild` to rebuild with this schema."),
     "LAMINA_DISK_FULL": (17, "Free disk space, then run the command again; nothing was replaced."),
+    "LAMINA_CACHE_AUTH": (
+        18,
+        "Check the AWS credentials (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the role) and [cache] "
+        "endpoint and region; `lamina cache status` checks them.",
+    ),
+    "LAMINA_CACHE_UNAVAILABLE": (
+        19,
+        "Check [cache] remote and endpoint and the network; `lamina cache status` checks them. "
+        "LAMINA_CACHE_REMOTE=off builds without the cache.",
+    ),
     "LAMINA_INTERRUPTED": (
         130,
         "The build stopped before activating anything; finished chunks and embeddings are kept. "

@@ -49,10 +49,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "lamina.index.manifest",
         "lamina.workspace",
         "lamina.packet",
+        "lamina.cache",
     ),
     (
         "lamina.graphd.client",
         "lamina.index",
+        "lamina.cache.step",
         "rules",
     ),
     (
@@ -62,6 +64,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     (
         "lamina.commands",
         "lamina.runtime.commands",
+        "lamina.cache.commands",
         "lamina.mcp_server",
     ),
     ("lamina.cli",),

@@ -39,6 +39,7 @@ class BuildContext:
     shards_to_chunk: dict[str, int] = field(default_factory=dict)  # shard -> files, for the progress total
     # (embedding key, text digest) pairs each due shard lacks, listed once when embedding starts
     due_embeddings: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    remote_cache: Any = None  # lamina.cache.remote.RemoteCache once opened; False when none is configured
     prepared_packet: dict[str, Any] | None = None  # the packet a hosted build was asked to prepare after it
     # What builds remember between runs: graphd's build host passes its own; otherwise a fresh one.
     memory: BuildMemory = field(default_factory=BuildMemory)

