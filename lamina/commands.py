@@ -130,6 +130,7 @@ def _status(args: argparse.Namespace) -> dict[str, Any]:
             "worktree": ctx.identity.worktree,
         },
         "generation": gen.get("generation"),
+        "restored": bool(gen.get("restored")),  # re-activated from the pointer journal after a crash
         "fresh": fresh,
         "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
         "pending": gen.get("pending", []),
@@ -162,7 +163,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     lb = st["last_build"] or {}
     lines = [
         f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
-        f"generation:   {st['generation'] or '(none)'} — {st['state']}",
+        f"generation:   {st['generation'] or '(none)'} — {st['state']}"
+        + (" (restored after a crash; see last failure)" if st["restored"] else ""),
         f"pending:      {', '.join(st['pending']) or 'none'}",
         f"graph:        {st['graph_version']}",
         f"model:        {st['model']} ({str(st['model_digest'])[:16]})",

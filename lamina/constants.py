@@ -116,3 +116,8 @@ QUANT_PER_CHANNEL = True
 QUANT_REDUCE_RANGE = True
 QUANT_WEIGHT_TYPE = "QInt8"
 ONNX_OPSET = 17  # opset of the development export (torch TorchScript exporter)
+
+# --- kill -9 keeps the current generation (issue 13; lamina/graphd/journal.py, bench/kill_soak.py) ---------
+# Versions re-stored per put_versions call when graphd restores a journalled generation from the content
+# store (the size of a worker's upload frame: commit cost grows with the bytes written).
+RESTORE_BATCH_ROWS = 10_000
