@@ -136,8 +136,7 @@ def generate_graph_files(workflows: int = 300, seed: int = 7, files: int = 10) -
 
 
 def measure(workflows: int = 300, repeat: int = 200) -> dict[str, float]:
-    import real_ladybug as lb
-
+    import lamina.graph.ladybug as lb
     from lamina.graph.load import load_graph_files
     from lamina.graph.store import ProductStore
     from lamina.graph.version import graph_version

@@ -9,7 +9,6 @@ a `ping` round trip. Final line: JSON {"bench": "graphd", "figures": [...]}.
 from __future__ import annotations
 
 import argparse
-import importlib.util  # noqa: F401  (real_ladybug needs it before Arrow parameters)
 import statistics
 import sys
 import tempfile
@@ -32,7 +31,7 @@ UPLOAD_TARGET_S = 10.0
 
 
 def direct_copy_seconds(table: pa.Table, tmp: Path) -> float:
-    import real_ladybug as lb
+    import lamina.graph.ladybug as lb
 
     db = lb.Database(str(tmp / "direct.lbug"))
     conn = lb.Connection(db)

@@ -45,7 +45,7 @@ def mem():
     return out
 bare = mem()
 if len(sys.argv) > 1:
-    import real_ladybug as lb
+    from lamina.graph import ladybug as lb
     from lamina.graph.store import ProductStore
     from lamina.graphd.index_store import IndexStore
     from lamina.constants import INDEX_BUFFER_POOL_BYTES, PRODUCT_BUFFER_POOL_BYTES

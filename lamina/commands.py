@@ -173,6 +173,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
             "worktree": ctx.identity.worktree,
         },
         "generation": gen.get("generation"),
+        "restored": bool(gen.get("restored")),  # re-activated from the pointer journal after a crash
         "fresh": fresh,
         "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
         "pending": gen.get("pending", []),
@@ -225,7 +226,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     lb = st["last_build"] or {}
     lines = [
         f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
-        f"generation:   {st['generation'] or '(none)'} — {st['state']}",
+        f"generation:   {st['generation'] or '(none)'} — {st['state']}"
+        + (" (restored after a crash; see last failure)" if st["restored"] else ""),
         f"pending:      {', '.join(st['pending']) or 'none'}",
         f"graph:        {st['graph_version']}",
         f"model:        {st['model']} ({str(st['model_digest'])[:16]})",

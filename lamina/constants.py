@@ -162,3 +162,8 @@ REMOTE_CACHE_MAX_CONSECUTIVE_ERRORS = 16
 REMOTE_CACHE_MAX_RECORD_BYTES = (
     1 << 20
 )  # a larger body is not a record of ours (a 4,096-dim vector is 16 KiB)
+
+# --- kill -9 keeps the current generation (issue 13; lamina/graphd/journal.py, bench/kill_soak.py) ---------
+# Versions re-stored per put_versions call when graphd restores a journalled generation from the content
+# store (the size of a worker's upload frame: commit cost grows with the bytes written).
+RESTORE_BATCH_ROWS = 10_000

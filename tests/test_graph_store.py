@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import real_ladybug as lb
 
+import lamina.graph.ladybug as lb
 from lamina.errors import LaminaError
 from lamina.graph import graph_version, load_graph_files
 from lamina.graph.closure import empty_closure, merge_closures, obligations

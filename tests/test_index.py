@@ -90,7 +90,7 @@ def test_noop_check_imports_neither_doit_nor_the_model(repo: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if "|" in line}
-    assert not {"doit", "onnxruntime", "tree_sitter", "real_ladybug"} & imported
+    assert not {"doit", "onnxruntime", "tree_sitter", "ladybug", "lamina.graph.ladybug"} & imported
 
 
 def _check(repo: Path, *extra: str, directory_option: bool = False) -> tuple[int, str, set[str]]:
@@ -250,29 +250,57 @@ def test_graphd_embeds_only_small_batches_for_the_model_it_holds(repo: Path) -> 
         assert too_many.value.code == "LAMINA_PROTOCOL"
 
 
-@pytest.mark.parametrize("damage", ["deleted", "older_schema", "unreplayable_log"])
-def test_a_lost_or_outdated_index_store_is_rebuilt_without_embedding(repo: Path, damage: str) -> None:
-    first = prepare(repo)["index"]["generation"]
-    data_dir = Path(status(repo)["data_dir"])
+@pytest.mark.parametrize("damage", ["deleted", "unreplayable_log", "unopenable", "older_schema"])
+def test_a_lost_or_outdated_index_store_is_restored_or_rebuilt_without_embedding(
+    repo: Path, damage: str
+) -> None:
+    """A lost index store (deleted, or a write-ahead log that cannot be replayed) comes back with the same
+    generation from the pointer journal and the content store; one of an older retrieval schema is rebuilt.
+    Neither embeds anything again."""
+    first = prepare(repo)
+    before = status(repo)
+    data_dir = Path(before["data_dir"])
     run_lamina("graphd", "stop", cwd=repo)
     if damage == "deleted":
         (data_dir / "index.lbug").unlink()
-    elif damage == "unreplayable_log":  # what a crash can leave (docs/architecture.md, Ladybug traps)
+    elif damage == "unreplayable_log":  # the strict replay refuses it; the lenient one drops it
         (data_dir / "index.lbug.wal").write_bytes(os.urandom(5000))
-    else:
-        import real_ladybug as lb
+    elif damage == "unopenable":  # neither replay helps: the store is replaced, then restored
+        with open(data_dir / "index.lbug", "r+b") as fh:
+            fh.write(os.urandom(8192))
+    else:  # a retrieval schema change: the store and the journalled manifests name the old schema
+        import lamina.graph.ladybug as lb
 
         db = lb.Database(str(data_dir / "index.lbug"))
         conn = lb.Connection(db)
         conn.execute("MATCH (m:Meta {key: 'schema_version'}) SET m.value = '1'")
         conn.close()
         db.close()
+        for entry in (data_dir / "current").glob("*.json"):
+            record = json.loads(entry.read_text())
+            record["manifest"]["schema_version"] = 1
+            entry.write_text(json.dumps(record))
+    st = status(repo)
+    if damage == "older_schema":
+        assert st["generation"] is None and st["restored"] is False
+    else:  # restored before graphd answered: the same generation, digest and packet
+        assert st["generation"] == first["index"]["generation"] and st["fresh"] is True
+        assert st["index_digest"] == first["index"]["index_digest"]
+        recovery = st["last_failure"]
+        assert recovery["state"] == "crash recovery" and "index" in recovery["replaced"]
+        if damage == "unreplayable_log":  # reopened with what it had committed: nothing to restore
+            assert recovery["replaced"]["index"].startswith("reopened without") and not st["restored"]
+        else:
+            assert st["restored"] is True and recovery["restored"] == [first["index"]["generation"]]
     packet = prepare(repo)
     st = status(repo)
-    assert packet["index"]["generation"] != first and st["fresh"] is True
-    assert (
-        st["last_build"]["chunks_embedded"] == 0 and st["source_chunks"] == st["last_build"]["chunks_total"]
-    )
+    assert st["fresh"] is True
+    if damage == "older_schema":  # rebuilt from the content store
+        assert packet["index"]["generation"] != first["index"]["generation"]
+        assert st["last_build"]["chunks_embedded"] == 0
+        assert st["source_chunks"] == st["last_build"]["chunks_total"]
+    else:  # nothing to build: the restored generation is the fresh one
+        assert packet == first and st["last_build"] == before["last_build"]
 
 
 def test_rename_embeds_nothing_and_delete_removes_results(repo: Path) -> None:

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util  # noqa: F401  (real_ladybug needs it before Arrow parameters)
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pytest
-import real_ladybug as lb
 
+import lamina.graph.ladybug as lb
 from lamina.errors import LaminaError
 from lamina.graphd.index_store import IndexStore
 from lamina.index.membership import membership_digest

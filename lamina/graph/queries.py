@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from real_ladybug.prepared_statement import PreparedStatement
+from lamina.graph.ladybug import PreparedStatement
 
 _SCALARS = (str, int, float, bool, type(None))
 

@@ -17,16 +17,15 @@ Conventions of the closure JSON (shape in docs/product-graph.md, "The closure"):
 
 from __future__ import annotations
 
-import importlib.util  # noqa: F401  (real_ladybug needs it loaded to accept Arrow parameters)
 import json
 from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-import real_ladybug as lb
 
 from lamina.errors import LaminaError
 from lamina.graph.closure import empty_closure, merge_closures, preorder, sorted_values
+from lamina.graph.ladybug import Connection
 from lamina.graph.model import Edge, ProductGraph
 from lamina.graph.queries import Queries
 
@@ -155,7 +154,7 @@ def _arrow(rows: list[dict[str, Any]], columns: list[tuple[str, pa.DataType]]) -
 class ProductStore:
     """The canonical product graph in Ladybug. Only graphd holds the connection (one writer)."""
 
-    def __init__(self, conn: lb.Connection) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
         self._queries = Queries(conn)
         self._depth_limit = _LADYBUG_DEFAULT_MAX_DEPTH
@@ -163,8 +162,11 @@ class ProductStore:
             self._conn.execute(statement)
         self._allow_include_depth(self._count("Workflow"))
 
-    # --- low level ---------------------------------------------------------------------------------
+    def release_statements(self) -> None:
+        """Drop the prepared statements: Ladybug does not close a database while one is alive."""
+        self._queries.forget()
 
+    # --- low level ---------------------------------------------------------------------------------
     def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
         return self._queries.rows(query, params)
 

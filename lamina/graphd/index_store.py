@@ -16,7 +16,6 @@ of every stored version in memory (loaded once) instead of asking Ladybug 16,000
 from __future__ import annotations
 
 import base64
-import importlib.util  # noqa: F401  (real_ladybug needs it imported before Arrow parameters are passed)
 import json
 import re
 import time
@@ -148,6 +147,10 @@ class IndexStore:
                 f"the index store has retrieval schema {found}; this Lamina uses {RETRIEVAL_SCHEMA_VERSION}",
                 "Delete <git-common-dir>/lamina/index.lbug (derived data) and run `lamina context rebuild`.",
             )
+
+    def release_statements(self) -> None:
+        """Drop the prepared statements: Ladybug does not close a database while one is alive."""
+        self._queries.forget()
 
     # --- small helpers -------------------------------------------------------------------------
     def _rows(self, query: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
@@ -434,6 +437,26 @@ class IndexStore:
         assert result is not None
         return result
 
+    def restore_generation(
+        self, gen_id: str, identity: str, manifest: dict[str, Any], members: Sequence[str], digest: str
+    ) -> GenerationInfo:
+        """Re-activate a journalled generation (lamina/graphd/journal.py) under its own id, once its member
+        versions are stored again (put_versions): the same checks as a build's activation."""
+        if self.current(identity) == gen_id:
+            raise LaminaError("LAMINA_PROTOCOL", f"generation {gen_id} is current already")
+        self.conn.execute("MATCH (g:Generation {id: $id}) DELETE g", {"id": gen_id})  # a stale row of it
+        self.begin(gen_id, identity, manifest, len(members), digest)
+        self.add_members(gen_id, members)
+        return self.commit_and_activate(gen_id)
+
+    def record_recovery(self, record: dict[str, Any]) -> None:
+        """What graphd's last crash recovery did (replaced, restored, when), for `context status`."""
+        self.conn.execute("MERGE (m:Meta {key: 'recovery'}) SET m.value = $v", {"v": _encode_json(record)})
+
+    def recovery(self) -> dict[str, Any] | None:
+        value = self._scalar("MATCH (m:Meta {key: 'recovery'}) RETURN m.value")
+        return _decode_json(value) if value else None
+
     def fail(self, gen_id: str, failure: str) -> None:
         self._pending_members.pop(gen_id, None)
         self.conn.execute(
@@ -444,6 +467,10 @@ class IndexStore:
     def current(self, identity: str) -> str | None:
         value = self._scalar("MATCH (c:Current {identity: $i}) RETURN c.generation", {"i": identity})
         return value or None
+
+    def current_pointers(self) -> list[tuple[str, str]]:
+        """(identity, current generation) of every identity."""
+        return [(r[0], r[1]) for r in self._rows("MATCH (c:Current) RETURN c.identity, c.generation")]
 
     def invalidate(self, identity: str) -> str | None:
         """Drop the identity's current pointer (rebuild); the generation itself is collected later."""

@@ -32,6 +32,8 @@ from lamina.constants import (
     INDEX_BUFFER_POOL_BYTES,
     INDEX_CHECKPOINT_THRESHOLD_BYTES,
     PRODUCT_BUFFER_POOL_BYTES,
+    RESTORE_BATCH_ROWS,
+    RETRIEVAL_SCHEMA_VERSION,
 )
 from lamina.errors import LaminaError
 from lamina.graphd import protocol
@@ -56,7 +58,7 @@ LOW_DISK_BYTES = 64 * 1024 * 1024  # free space kept in reserve; below it a stor
 # A write needs several times its payload on disk (WAL, pages, shadow pages) before it can commit.
 WRITE_SPACE_FACTOR = 4
 # Requests that write (`Request.writes`, lamina/graphd/requests.py) are refused up front when the disk
-# cannot hold them: real_ladybug 0.15.3 cannot roll back a commit that hit ENOSPC, and a database recovered
+# cannot hold them: Ladybug (0.15.3, measured) cannot roll back a commit that hit ENOSPC, and a database recovered
 # from that state segfaults on the next write (measured: tests/test_disk_full.py). So Lamina never lets a
 # write reach a full disk.
 
@@ -89,8 +91,7 @@ class GraphDaemon:
     dormant_graph_version: str | None = None
 
     def __init__(self, ws: Workspace, idle_timeout: float) -> None:
-        import real_ladybug as lb
-
+        from lamina.graph import ladybug as lb
         from lamina.graph.store import ProductStore
 
         self.ws = ws
@@ -107,7 +108,9 @@ class GraphDaemon:
         self.gc_due = True  # also collect what a previous graphd left
         self.gc_full = True  # the first collection sweeps everything (uploads of builds that never finished)
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
-        self.product_db = lb.Database(str(ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
+        self.recovered: dict[str, str] = {}  # store -> what happened to it at this start (crash recovery)
+        self.index_was_missing = False
+        self.product_db = self.open_product_db()
         self.index_db, index_conn, self.index = self.open_index_store()
         self.connections = [lb.Connection(self.product_db), index_conn]
         self.product = ProductStore(self.connections[0])
@@ -116,6 +119,7 @@ class GraphDaemon:
             log.info(
                 "abandoned %d pending generation(s) left by a previous run: %s", len(abandoned), abandoned
             )
+        self.restore_journalled()  # before anything is answered
         from lamina.retrieval.service import RetrievalService
 
         self.retrieval = RetrievalService(self.product, self.index, threads=configured_threads(ws.root))
@@ -125,25 +129,50 @@ class GraphDaemon:
             request.name: getattr(self, request.method) for request in REQUESTS if request.databases
         }
 
-    def open_index_store(self) -> tuple[Any, Any, IndexStore]:
-        """The index database, a connection and its store. The index store is derived data and the
-        content store keeps every chunk and vector, so one written by another retrieval schema, or one
-        that cannot be opened at all (a write-ahead log real_ladybug cannot replay after a crash), is
-        replaced: that costs `prepare` a rebuild without embedding, never lost work."""
-        import real_ladybug as lb
-
-        def open_db() -> Any:
-            return lb.Database(
-                str(self.ws.index_db),
-                buffer_pool_size=INDEX_BUFFER_POOL_BYTES,
-                checkpoint_threshold=INDEX_CHECKPOINT_THRESHOLD_BYTES,
-            )
+    def open_product_db(self) -> Any:
+        """The product database. It holds only what the repository's TOML files say (every build imports
+        them again when graphd's GraphVersion differs), so one that cannot be opened is replaced empty."""
+        from lamina.graph import ladybug as lb
 
         try:
-            db = open_db()
+            opened = lb.open_database(self.ws.product_db, buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
         except RuntimeError as exc:
             reason = f"it cannot be opened: {exc}"
+            log.warning("replacing the product store (%s); the next build imports the graph again", reason)
+            self.recovered["product"] = (
+                f"replaced ({reason}); re-imported from the graph files by the next build"
+            )
+            _remove_database(self.ws.product_db)
+            return lb.Database(str(self.ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
+        if opened.lenient_because:
+            self.recovered["product"] = (
+                f"reopened without an unreplayable log tail ({opened.lenient_because})"
+            )
+        return opened.database
+
+    def open_index_store(self) -> tuple[Any, Any, IndexStore]:
+        """The index database, a connection and its store. The index store is derived data and the
+        content store keeps every chunk, vector and version, so one written by another retrieval schema, or
+        one that cannot be opened at all (a write-ahead log Ladybug cannot replay after a crash), is
+        replaced; restore_journalled then re-activates the journalled generations without embedding."""
+        from lamina.graph import ladybug as lb
+
+        settings: dict[str, Any] = {
+            "buffer_pool_size": INDEX_BUFFER_POOL_BYTES,
+            "checkpoint_threshold": INDEX_CHECKPOINT_THRESHOLD_BYTES,
+        }
+        self.index_was_missing = not self.ws.index_db.exists()
+        try:
+            opened = lb.open_database(self.ws.index_db, **settings)
+        except RuntimeError as exc:
+            reason = f"it cannot be opened: {exc}"
+            self.recovered["index"] = f"replaced ({reason})"
         else:
+            if opened.lenient_because:
+                self.recovered["index"] = (
+                    f"reopened without an unreplayable log tail ({opened.lenient_because})"
+                )
+            db = opened.database
             conn = lb.Connection(db)
             try:
                 return db, conn, IndexStore(conn)
@@ -151,14 +180,134 @@ class GraphDaemon:
                 if err.code != "LAMINA_SCHEMA_MISMATCH":
                     raise
                 reason = err.message
+                self.recovered.pop("index", None)  # an upgrade, not a crash: nothing of it is restored
             conn.close()
             db.close()
         log.warning("replacing the derived index store (%s)", reason)
-        for stale in self.ws.index_db.parent.glob(self.ws.index_db.name + "*"):
-            stale.unlink()
-        db = open_db()
+        _remove_database(self.ws.index_db)
+        db = lb.Database(str(self.ws.index_db), **settings)
         conn = lb.Connection(db)
         return db, conn, IndexStore(conn)
+
+    def restore_journalled(self) -> None:
+        """Make the index store's current generations agree with the pointer journal (lamina/graphd/
+        journal.py): a journalled generation the store lacks, or holds an older one than, is re-activated
+        from the content store under its own id (nothing is embedded); a current generation the journal
+        lacks or has an older one of is journalled. A crash recovery is recorded for `context status`."""
+        from lamina.graphd import journal
+
+        directory = journal.journal_dir(self.ws.data_dir)
+        restored: list[str] = []
+        lost: list[str] = []
+        entries = journal.read_entries(directory)
+        if entries and self.index_was_missing:
+            self.recovered.setdefault(
+                "index", "missing (deleted while graphd was not running); created empty"
+            )
+        for entry in entries:
+            current = self.index.current(entry.identity)
+            if current == entry.generation:
+                continue
+            info = self.index.generation(current) if current else None
+            if info is not None and info.activated >= entry.activated:
+                continue  # the store is newer (killed between its commit and the journal): journalled below
+            if entry.manifest.get("schema_version") != RETRIEVAL_SCHEMA_VERSION:
+                log.info("not restoring %s: built for another retrieval schema", entry.generation)
+                continue
+            started = time.perf_counter()
+            try:
+                self.restore_generation(entry)
+            except LaminaError as err:
+                log.error("could not restore %s of %s: %s", entry.generation, entry.identity, err)
+                lost.append(f"{entry.generation} ({err.message})")
+                continue
+            log.info(
+                "restored %s of %s (%d members) in %.0f ms", entry.generation, entry.identity, entry.count,
+                (time.perf_counter() - started) * 1000,
+            )  # fmt: skip
+            restored.append(entry.generation)
+        self.journal_current(directory)
+        if self.recovered or restored or lost:
+            record = {
+                "at": time.time(),
+                "replaced": self.recovered,
+                "restored": restored,
+                "lost": lost,
+            }
+            self.index.record_recovery(record)
+            log.warning("crash recovery: %s", record)
+
+    def restore_generation(self, entry: Any) -> None:
+        """Store the entry's member versions again from the content store, then re-activate it."""
+        import pyarrow as pa
+
+        from lamina.graphd.index_store import VERSION_COLUMNS
+        from lamina.index.cas import ContentStore
+
+        store = ContentStore(self.ws.store_dir)
+        try:
+            fields = store.versions(entry.members)
+            absent = [m for m in entry.members if m not in fields]
+            if absent:
+                raise LaminaError(
+                    "LAMINA_INTERNAL", f"the content store lacks {len(absent)} of its member versions"
+                )
+            rows = [{"id": m, **fields[m]} for m in entry.members]
+            texts = store.texts(sorted({r["text_digest"] for r in rows}))
+            vectors = store.embeddings(sorted({r["emb_key"] for r in rows if r["emb_key"]}))
+        finally:
+            store.close()
+        unembedded = sum(1 for r in rows if r["emb_key"] and r["emb_key"] not in vectors)
+        untexted = sum(1 for r in rows if r["text_digest"] not in texts)
+        if unembedded or untexted:
+            raise LaminaError(
+                "LAMINA_INTERNAL",
+                f"the content store lacks {untexted} texts and {unembedded} vectors of its members",
+            )
+        for i in range(0, len(rows), RESTORE_BATCH_ROWS):
+            part = rows[i : i + RESTORE_BATCH_ROWS]
+            columns: dict[str, Any] = {name: [r[name] for r in part] for name in VERSION_COLUMNS}
+            columns["text"] = [texts[r["text_digest"]] for r in part]
+            columns["vector"] = protocol.vector_column(
+                [vectors[r["emb_key"]] if r["emb_key"] else None for r in part]
+            )
+            self.index.put_versions(pa.table(columns))
+        self.index.restore_generation(
+            entry.generation, entry.identity, entry.manifest, entry.members, entry.digest
+        )
+
+    def journal_current(self, directory: Path) -> None:
+        """Journal every current generation the journal lacks or holds an older one of."""
+        from lamina.graphd import journal
+
+        journalled = {e.identity: e for e in journal.read_entries(directory)}
+        for identity, gen_id in self.index.current_pointers():
+            entry = journalled.get(identity)
+            if entry is not None and entry.generation == gen_id:
+                continue
+            self.journal_generation(gen_id)
+
+    def journal_generation(self, gen_id: str) -> None:
+        """Write the activated generation's pointer to the journal (after its commit). A failure to write is
+        logged: the database holds the truth, the journal only what a lost database is restored to."""
+        from lamina.graphd import journal
+
+        info = self.index.generation(gen_id)
+        if info is None:
+            return
+        entry = journal.JournalledGeneration(
+            identity=info.identity,
+            generation=gen_id,
+            manifest=info.manifest,
+            count=info.committed_count,
+            digest=info.committed_digest,
+            activated=info.activated,
+            members=tuple(self.index.activated_members(gen_id)),
+        )
+        try:
+            journal.write_entry(journal.journal_dir(self.ws.data_dir), entry)
+        except OSError as exc:
+            log.error("could not journal %s: %s", gen_id, exc)
 
     # --- the repository instance, memory at rest -----------------------------------------------------
     def watch_instance(self, stamp: InstanceStamp, model_idle_seconds: float, dormant_seconds: float) -> None:
@@ -217,12 +366,11 @@ class GraphDaemon:
         """Open the databases again after go_dormant (under db_lock)."""
         if not self.dormant:
             return
-        import real_ladybug as lb
-
+        from lamina.graph import ladybug as lb
         from lamina.graph.store import ProductStore
 
         started = time.perf_counter()
-        self.product_db = lb.Database(str(self.ws.product_db), buffer_pool_size=PRODUCT_BUFFER_POOL_BYTES)
+        self.product_db = self.open_product_db()
         self.index_db, index_conn, self.index = self.open_index_store()
         self.connections = [lb.Connection(self.product_db), index_conn]
         self.product = ProductStore(self.connections[0])
@@ -312,7 +460,32 @@ class GraphDaemon:
 
     def op_index_put(self, header: dict[str, Any], payload: bytes) -> Reply:
         table = protocol.decode_table(payload)
+        self.remember_versions(table)
         return {"added": self.index.put_versions(table)}, b""
+
+    def remember_versions(self, table: Any) -> None:
+        """Put the fields of the versions the index store lacks (all but text and vector) into the content
+        store, first: what a journalled generation is restored from (restore_generation)."""
+        import json
+
+        import pyarrow as pa
+
+        from lamina.graphd.index_store import VERSION_COLUMNS
+        from lamina.index.cas import ContentStore
+
+        if "id" not in table.column_names:
+            return  # put_versions reports the malformed table
+        new = set(self.index.missing_versions(table.column("id").to_pylist()))
+        if not new:
+            return
+        fields = table.filter(pa.array([i in new for i in table.column("id").to_pylist()]))
+        fields = fields.select([c for c in VERSION_COLUMNS if c in fields.column_names])
+        rows = [(row.pop("id"), json.dumps(row, sort_keys=True)) for row in fields.to_pylist()]
+        store = ContentStore(self.ws.store_dir)
+        try:
+            store.put_versions(rows)
+        finally:
+            store.close()
 
     def op_gen_begin(self, header: dict[str, Any], payload: bytes) -> Reply:
         import secrets
@@ -345,6 +518,7 @@ class GraphDaemon:
     def op_gen_commit(self, header: dict[str, Any], payload: bytes) -> Reply:
         gen_id = _require(header, "generation", str)
         info = self.index.commit_and_activate(gen_id, graph_version=self.product.graph_version())
+        self.journal_generation(gen_id)
         self.gc_due = True  # collected when graphd is idle, off the critical path of the build
         log.info("activated %s for %s (%d members)", gen_id, info.identity, info.committed_count)
         # The query that follows a build needs the new ranking state: start on it as soon as this reply
@@ -371,6 +545,19 @@ class GraphDaemon:
         current = self.index.current(identity)
         info = self.index.generation(current) if current else None
         failure = self.index.last_failure(identity)
+        last_failure = (
+            {
+                "generation": failure.id,
+                "state": failure.state,
+                "reason": failure.failure,
+                "at": failure.created,
+            }
+            if failure
+            else None
+        )
+        recovery = self.index.recovery()
+        if recovery is not None and (last_failure is None or recovery["at"] >= last_failure["at"]):
+            last_failure = _recovery_failure(recovery)
         return {
             "generation": current,
             "manifest": info.manifest if info else None,
@@ -378,21 +565,18 @@ class GraphDaemon:
             "activated": info.activated if info else None,
             "counts": info.counts if info else {},
             "pending": self.index.pending(identity),
-            "last_failure": (
-                {
-                    "generation": failure.id,
-                    "state": failure.state,
-                    "reason": failure.failure,
-                    "at": failure.created,
-                }
-                if failure
-                else None
-            ),
+            "last_failure": last_failure,
+            "restored": bool(recovery and current and current in recovery["restored"]),
             "graph_version": self.product.graph_version(),
         }, b""
 
     def op_gen_invalidate(self, header: dict[str, Any], payload: bytes) -> Reply:
-        gen = self.index.invalidate(_require(header, "identity", str))
+        from lamina.graphd import journal
+
+        identity = _require(header, "identity", str)
+        # First the journal: a kill between the two leaves the pointer current, journalled again at start.
+        journal.remove_entry(journal.journal_dir(self.ws.data_dir), identity)
+        gen = self.index.invalidate(identity)
         self.retrieval.forget()
         return {"invalidated": gen}, b""
 
@@ -424,19 +608,25 @@ class GraphDaemon:
         return {"count": len(texts)}, protocol.encode_table(table)
 
     def close(self) -> None:
-        """Close both databases (checkpointing them) while graphd still holds its lock."""
+        """Close both databases (checkpointing them) while graphd still holds its lock. A prepared statement
+        still alive keeps Ladybug from closing (it would close, and checkpoint, at interpreter exit, after
+        the lock is gone, while the next graphd opens the files): drop them first."""
         if self.dormant:
             return
+        self.product.release_statements()
+        self.index.release_statements()
         for conn in self.connections:
             try:
                 conn.close()
             except Exception:  # a failed database must not keep the others open
                 log.exception("closing a connection failed")
-        for db in (self.product_db, self.index_db):
+        for db, path in ((self.product_db, self.ws.product_db), (self.index_db, self.ws.index_db)):
             try:
                 db.close()
             except Exception:
                 log.exception("closing a database failed")
+            if Path(str(path) + ".wal").exists():
+                log.warning("%s still has a write-ahead log after closing (not checkpointed)", path)
 
     def collect_when_idle(self) -> None:
         """Garbage-collect superseded generations once no request has come for GC_IDLE_SECONDS."""
@@ -743,6 +933,27 @@ def exit_for_a_vanished_repository(ws: Workspace, lock_fd: int) -> None:
     logging.shutdown()
     os.close(lock_fd)
     os._exit(0)
+
+
+def _remove_database(path: Path) -> None:
+    """Delete a Ladybug database and its side files (write-ahead log, shadow pages)."""
+    for stale in path.parent.glob(path.name + "*"):
+        stale.unlink()
+
+
+def _recovery_failure(recovery: dict[str, Any]) -> dict[str, Any]:
+    """A crash recovery, as `context status` reports a last failure."""
+    replaced = "; ".join(f"{store} store {what}" for store, what in sorted(recovery["replaced"].items()))
+    restored = ", ".join(recovery["restored"]) or "nothing"
+    lost = f"; not restored: {', '.join(recovery['lost'])}" if recovery["lost"] else ""
+    return {
+        "state": "crash recovery",
+        "reason": f"{replaced or 'the pointer journal was ahead of the index store'}; restored {restored}{lost}",
+        "at": recovery["at"],
+        "replaced": recovery["replaced"],
+        "restored": recovery["restored"],
+        "lost": recovery["lost"],
+    }
 
 
 def acquire_daemon_lock(ws: Workspace) -> int:

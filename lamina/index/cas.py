@@ -35,6 +35,9 @@ class ContentStore:
             "CREATE TABLE IF NOT EXISTS texts(digest TEXT PRIMARY KEY, text TEXT NOT NULL);"
             "CREATE TABLE IF NOT EXISTS embeddings(key TEXT PRIMARY KEY, dim INTEGER NOT NULL, vector BLOB NOT NULL);"
             "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            # What graphd needs to re-activate a journalled generation without the index store: each
+            # uploaded document version's fields but its text and vector, as JSON (lamina/graphd/journal.py).
+            "CREATE TABLE IF NOT EXISTS versions(id TEXT PRIMARY KEY, fields TEXT NOT NULL);"
         )
         # Which store this is, for what a long-lived process remembers about it (lamina/index/memory.py):
         # a random id written when the store is created. Not its file's (device, inode): a store deleted
@@ -97,4 +100,17 @@ class ContentStore:
             q = f"SELECT key, vector FROM embeddings WHERE key IN ({','.join('?' * len(part))})"
             for key, blob in self.db.execute(q, part):
                 out[key] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    # document versions (graphd writes them as they are uploaded; read back only to restore a generation)
+    def put_versions(self, rows: Iterable[tuple[str, str]]) -> None:
+        """(version id, its fields as JSON) pairs; a version id names its fields, so repeats are ignored."""
+        self._write("INSERT OR IGNORE INTO versions VALUES (?, ?)", rows)
+
+    def versions(self, ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            q = f"SELECT id, fields FROM versions WHERE id IN ({','.join('?' * len(part))})"
+            out.update((version, json.loads(fields)) for version, fields in self.db.execute(q, part))
         return out

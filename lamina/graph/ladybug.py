@@ -1,0 +1,82 @@
+"""The one door to the Ladybug engine: every module that opens a database, a connection or a prepared
+statement takes them from here, so the engine's name, its version and its known traps are written once.
+
+The engine is `ladybug` (PyPI; the project formerly published as `real_ladybug`). Known traps, measured
+here (docs/architecture.md, "Ladybug traps"):
+
+- **Arrow parameters** (`COPY T FROM $table`) fail with "module 'importlib' has no attribute 'util'"
+  unless `importlib.util` has been imported: this module imports it.
+- **Write-ahead log replay.** real_ladybug 0.15.3 could not replay a WAL holding one record over 4 KB
+  (its checksum writer grew a 4 KB buffer without copying it; upstream issues #714/#771, fixed by PR
+  #959): every activation armed it. ladybug 0.22.0 has the fix, but a SIGKILL can still tear the tail of a
+  commit at a 4 KB boundary (about 1 kill in 100). Reopening such a database with
+  `throw_on_wal_replay_failure=False` keeps every committed transaction and drops the torn tail on 0.22.0
+  (bench/kill_soak.py); on 0.15.3 the same flag silently dropped every transaction since the last
+  checkpoint. So `open_database` opens strictly first and falls back to the lenient replay only on the
+  release where the soak proved it (LENIENT_REPLAY_PROVEN_ON).
+- **Storage format.** 0.22.0 writes storage format 49 and upgrades a checkpointed 0.15.3 database
+  (format 40) when it opens it — one way: 0.15.3 cannot open it again. A WAL left by a 0.15.3 process that
+  was killed cannot be replayed ("Corrupted wal file"): graphd then treats the database as one that cannot
+  be opened (the index store is replaced and restored, the product store is re-imported).
+- **JSON-looking string parameters** are rewritten ('{"x": 1}' comes back as '{x: 1}'): pass untrusted
+  text through Arrow COPY or as BLOBs, store JSON base64-encoded.
+- **`Database.close()` does not close while a PreparedStatement (or an unconsumed QueryResult) is alive**:
+  the database then closes, and checkpoints, only when those are collected (at interpreter exit, after
+  graphd released its lock, while the next graphd may be opening the files). Forget prepared statements
+  (lamina/graph/queries.py) before closing.
+- **One process per database**: a second process cannot open it, not even read-only.
+- **FTS and VECTOR are not bundled**, and `INSTALL` downloads: ranking runs in lamina/retrieval.
+"""
+
+from __future__ import annotations
+
+import importlib.util  # noqa: F401  (Ladybug needs it imported before Arrow parameters are passed)
+import logging
+from dataclasses import dataclass
+from importlib.metadata import version as _package_version
+from pathlib import Path
+from typing import Any
+
+import ladybug as _engine
+from ladybug.prepared_statement import PreparedStatement
+
+__all__ = [
+    "ENGINE_VERSION",
+    "Connection",
+    "Database",
+    "OpenedDatabase",
+    "PreparedStatement",
+    "open_database",
+]
+
+log = logging.getLogger("lamina.ladybug")
+
+ENGINE_VERSION = _package_version("ladybug")
+# The release on which a lenient WAL replay was shown by bench/kill_soak.py to keep every committed
+# transaction (on real_ladybug 0.15.3 it dropped all of them since the last checkpoint).
+LENIENT_REPLAY_PROVEN_ON = "0.22.0"
+
+Database = _engine.Database
+Connection = _engine.Connection
+
+
+@dataclass(frozen=True)
+class OpenedDatabase:
+    database: Any
+    # Why the strict open failed, when the database was opened with the lenient replay ("" otherwise).
+    lenient_because: str = ""
+
+
+def open_database(path: Path, **settings: Any) -> OpenedDatabase:
+    """Open (or create) a database strictly; when its write-ahead log cannot be replayed and this engine
+    release is the one where the lenient replay keeps committed data, open it again with that replay.
+    Raises RuntimeError when the database cannot be opened either way."""
+    try:
+        return OpenedDatabase(Database(str(path), **settings))
+    except RuntimeError as exc:
+        if ENGINE_VERSION != LENIENT_REPLAY_PROVEN_ON or not Path(str(path) + ".wal").exists():
+            raise
+        strict_error = str(exc)
+    log.warning("%s: strict write-ahead log replay failed (%s); replaying leniently", path, strict_error)
+    database = Database(str(path), throw_on_wal_replay_failure=False, **settings)
+    return OpenedDatabase(database, lenient_because=strict_error)
