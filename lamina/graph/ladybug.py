@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import importlib.util  # noqa: F401  (Ladybug needs it imported before Arrow parameters are passed)
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.metadata import version as _package_version
 from pathlib import Path
@@ -46,7 +48,9 @@ __all__ = [
     "Database",
     "OpenedDatabase",
     "PreparedStatement",
+    "StorageFailure",
     "open_database",
+    "transaction",
 ]
 
 log = logging.getLogger("lamina.ladybug")
@@ -80,3 +84,32 @@ def open_database(path: Path, **settings: Any) -> OpenedDatabase:
     log.warning("%s: strict write-ahead log replay failed (%s); replaying leniently", path, strict_error)
     database = Database(str(path), throw_on_wal_replay_failure=False, **settings)
     return OpenedDatabase(database, lenient_because=strict_error)
+
+
+class StorageFailure(Exception):
+    """The database handle can no longer be trusted (a failed commit or rollback). The one policy for both
+    stores: graphd answers the request in flight, then exits; the next graphd reopens the database, which
+    recovers the last committed state (docs/architecture.md, "Ladybug traps")."""
+
+
+@contextmanager
+def transaction(conn: Any) -> Iterator[None]:
+    """One transaction on a connection. A statement that fails inside it is re-raised as it is (Ladybug has
+    rolled the transaction back itself, and the previous state stands); a commit or a rollback that fails
+    leaves the handle in doubt: StorageFailure."""
+    conn.execute("BEGIN TRANSACTION")
+    try:
+        yield
+    except BaseException as exc:
+        try:
+            conn.execute("ROLLBACK")
+        except RuntimeError as rollback_error:
+            # A failed statement makes Ladybug roll the transaction back itself; only a rollback that
+            # fails for another reason leaves the handle in doubt.
+            if "no active transaction" not in str(rollback_error).lower():
+                raise StorageFailure(f"rollback failed after {exc!r}: {rollback_error}") from exc
+        raise
+    try:
+        conn.execute("COMMIT")
+    except RuntimeError as exc:  # e.g. ENOSPC: Ladybug cannot roll back either; the handle is unusable
+        raise StorageFailure(f"commit failed: {exc}") from exc

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from lamina.errors import LaminaError
 from lamina.graph.closure import empty_closure, merge_closures, preorder, sorted_values
-from lamina.graph.ladybug import Connection
+from lamina.graph.ladybug import Connection, StorageFailure, transaction
 from lamina.graph.model import Edge, ProductGraph
 from lamina.graph.queries import Queries
 
@@ -187,43 +187,39 @@ class ProductStore:
         """Swap in `graph`, its closures and its version in one transaction; on any failure the previous
         graph stays."""
         self._allow_include_depth(len(graph.workflows))
-        self._conn.execute("BEGIN TRANSACTION")
         try:
-            for rel in REL_TABLES:
-                self._conn.execute(f"MATCH ()-[r:`{rel}`]->() DELETE r")
-            for table in [*NODE_TABLES, "Closure"]:
-                self._conn.execute(f"MATCH (n:{table}) DELETE n")
-            for table, rows in _node_rows(graph).items():
-                if rows:
-                    self._conn.execute(f"COPY {table} FROM $rows", {"rows": _arrow(rows, NODE_TABLES[table])})
-            for (rel, source, target), rows in _rel_rows(graph.edges).items():
-                columns = [("from", _S), ("to", _S), *REL_TABLES[rel][1]]
-                option = f" (from='{source}', to='{target}')" if len(REL_TABLES[rel][0]) > 1 else ""
-                self._conn.execute(f"COPY `{rel}` FROM $rows{option}", {"rows": _arrow(rows, columns)})
-            closures = self._compute_closures([w.id for w in graph.workflows])
-            if closures:
-                rows = [
-                    {"workflow": w, "body": json.dumps(c)} for w, c in closures.items()
-                ]  # keeps key order
-                self._conn.execute("COPY Closure FROM $rows", {"rows": _arrow(rows, _CLOSURE_COLUMNS)})
-            self._conn.execute(
-                "MERGE (m:GraphMeta {key: $key}) SET m.value = $value",
-                {"key": _META_VERSION_KEY, "value": version},
-            )
-            self._conn.execute("COMMIT")
-            self._queries.forget()  # plans made for the previous graph's sizes
+            with transaction(self._conn):
+                for rel in REL_TABLES:
+                    self._conn.execute(f"MATCH ()-[r:`{rel}`]->() DELETE r")
+                for table in [*NODE_TABLES, "Closure"]:
+                    self._conn.execute(f"MATCH (n:{table}) DELETE n")
+                for table, rows in _node_rows(graph).items():
+                    if rows:
+                        self._conn.execute(
+                            f"COPY {table} FROM $rows", {"rows": _arrow(rows, NODE_TABLES[table])}
+                        )
+                for (rel, source, target), rows in _rel_rows(graph.edges).items():
+                    columns = [("from", _S), ("to", _S), *REL_TABLES[rel][1]]
+                    option = f" (from='{source}', to='{target}')" if len(REL_TABLES[rel][0]) > 1 else ""
+                    self._conn.execute(f"COPY `{rel}` FROM $rows{option}", {"rows": _arrow(rows, columns)})
+                closures = self._compute_closures([w.id for w in graph.workflows])
+                if closures:
+                    rows = [
+                        {"workflow": w, "body": json.dumps(c)} for w, c in closures.items()
+                    ]  # keeps key order
+                    self._conn.execute("COPY Closure FROM $rows", {"rows": _arrow(rows, _CLOSURE_COLUMNS)})
+                self._conn.execute(
+                    "MERGE (m:GraphMeta {key: $key}) SET m.value = $value",
+                    {"key": _META_VERSION_KEY, "value": version},
+                )
+        except StorageFailure:
+            raise  # the commit itself failed: graphd's one policy for both stores (it exits)
         except Exception as exc:
-            self._rollback()
             raise LaminaError(
                 "LAMINA_INTERNAL",
                 f"replacing the product graph failed; the previous graph is unchanged: {exc}",
             ) from exc
-
-    def _rollback(self) -> None:
-        try:
-            self._conn.execute("ROLLBACK")
-        except RuntimeError:
-            pass  # Ladybug already rolled the transaction back when the statement failed
+        self._queries.forget()  # plans made for the previous graph's sizes
 
     # --- reading -----------------------------------------------------------------------------------
 

@@ -19,8 +19,8 @@ import base64
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,10 @@ import pyarrow as pa
 
 from lamina.constants import RECENT_PART_BYTES, RECENT_VERSIONS_MAX_ROWS, RETRIEVAL_SCHEMA_VERSION
 from lamina.errors import LaminaError
+from lamina.graph.ladybug import StorageFailure, transaction
 from lamina.graph.queries import Queries
+
+__all__ = ["IndexStore", "StorageFailure"]
 from lamina.graphd import protocol
 from lamina.index.membership import (
     SortedMembership,
@@ -83,11 +86,6 @@ def _plain_keys(upload: pa.Table) -> bool:
         k for k in upload.column("emb_key").to_pylist() if k
     ]
     return kinds <= {"chunk", "workflow"} and all(isinstance(d, str) and _HEX.fullmatch(d) for d in digests)
-
-
-class StorageFailure(Exception):
-    """The database handle can no longer be trusted (a failed commit or rollback). graphd answers, then
-    exits; the next graphd reopens the database, which recovers the last committed state."""
 
 
 def _encode_json(value: Any) -> str:
@@ -160,24 +158,9 @@ class IndexStore:
         rows = self._rows(query, params)
         return rows[0][0] if rows else None
 
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        self.conn.execute("BEGIN TRANSACTION")
-        try:
-            yield
-        except BaseException as exc:
-            try:
-                self.conn.execute("ROLLBACK")
-            except RuntimeError as rollback_error:
-                # A failed statement makes Ladybug roll the transaction back itself; only a rollback that
-                # fails for another reason leaves the handle in doubt.
-                if "no active transaction" not in str(rollback_error).lower():
-                    raise StorageFailure(f"rollback failed after {exc!r}: {rollback_error}") from exc
-            raise
-        try:
-            self.conn.execute("COMMIT")
-        except RuntimeError as exc:  # e.g. ENOSPC: Ladybug cannot roll back either; the handle is unusable
-            raise StorageFailure(f"commit failed: {exc}") from exc
+    def transaction(self) -> AbstractContextManager[None]:
+        """One transaction of the index store; a failed commit or rollback is StorageFailure (ladybug.py)."""
+        return transaction(self.conn)
 
     def _existing(self, table: str, key: str, values: Sequence[str]) -> set[str]:
         if not values:

@@ -533,6 +533,8 @@ class GraphDaemon:
             try:
                 self.wake()
                 self.retrieval.state(identity)
+            except StorageFailure as exc:
+                self.storage_failed("preparing the ranking state", exc)
             except Exception:  # the query will meet (and report) the same problem
                 log.exception("preparing the ranking state of %s failed", identity)
 
@@ -641,12 +643,18 @@ class GraphDaemon:
             try:
                 stats = self.index.collect_garbage(full=self.gc_full)
                 self.gc_full = self.gc_full and bool(stats.get("skipped"))
-            except Exception:  # collection is an optimisation: never let it take graphd down
+            except StorageFailure as exc:
+                self.storage_failed("garbage collection", exc)
+                return
+            except Exception:  # collection is an optimisation: a bug in it must not take graphd down
                 log.exception("garbage collection failed")
                 stats = {}
             self.gc_due = bool(stats.get("skipped"))  # a pending build blocks collection: retry later
             try:
                 stats["recent_versions_folded"] = self.index.fold_recent_versions()
+            except StorageFailure as exc:
+                self.storage_failed("folding recent versions", exc)
+                return
             except Exception:
                 log.exception("folding recent versions failed")
             log.info("garbage collection: %s", stats)
@@ -666,6 +674,13 @@ class GraphDaemon:
                 f"{op} refused: {free} bytes free under {self.ws.data_dir}, "
                 f"{needed + LOW_DISK_BYTES} needed (with a {LOW_DISK_BYTES}-byte reserve); nothing was written",
             )
+
+    def storage_failed(self, op: str, exc: StorageFailure) -> None:
+        """The one policy for a storage failure, in either store and on any path (a request, collection,
+        folding, the ranking state): answer what is in flight, then exit, so that the next graphd reopens
+        the databases at their last committed state (and restores the journalled generations)."""
+        log.error("%s: storage failure, exiting so the next graphd recovers the databases: %s", op, exc)
+        self.stopping.set()
 
     def storage_error(self, op: str, exc: Exception) -> LaminaError:
         free = shutil.disk_usage(self.ws.data_dir).free
@@ -834,8 +849,7 @@ class GraphDaemon:
             log.info("%s failed: %s", op, err)
             return {"ok": False, **err.to_json()}, b""
         except StorageFailure as exc:
-            log.error("%s: storage failure, exiting so the next graphd recovers the databases: %s", op, exc)
-            self.stopping.set()
+            self.storage_failed(op, exc)
             return {"ok": False, **self.storage_error(op, exc).to_json()}, b""
         except Exception as exc:  # a bug must not kill the daemon or leave the client hanging
             log.exception("%s crashed", op)
