@@ -23,7 +23,6 @@ mean recovery time and the load average. tests/test_kill_soak.py runs a bounded 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import os
 import random
@@ -156,19 +155,26 @@ class Soak:
                 time.sleep(0.01)  # polls for graphd's pid file to appear
         return None
 
-    def wait_for_lock_release(self, pid: int) -> None:
-        """Until the killed graphd's lock is free (its files are closed once the kernel has killed it; a
-        graphd this process started stays a zombie until reaped here)."""
-        try:
-            os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass  # not our child
-        fd = os.open(self.ws.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # blocks until the dead graphd's lock is gone
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+    @staticmethod
+    def wait_until_dead(pid: int) -> None:
+        """Until the killed graphd is gone (reaped here when this process started it; a zombie counts as
+        gone: its files, and so its locks, are closed). Not its lock: the killed build's client may start
+        the next graphd, which takes the lock at once."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return
+            except ChildProcessError:
+                pass  # not our child
+            try:
+                state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except (FileNotFoundError, ProcessLookupError):
+                return
+            if state in ("Z", "X"):
+                return
+            time.sleep(0.005)  # polls for the kernel to finish the kill
+        raise RuntimeError(f"graphd {pid} survived SIGKILL for 60 s")
 
     def new_log(self) -> str:
         try:
@@ -281,7 +287,7 @@ class Soak:
         else:
             phase = "after checkpoint" if "garbage collection:" in after_build else "activation/collection"
         result.phases[phase] += 1
-        self.wait_for_lock_release(pid)
+        self.wait_until_dead(pid)
         t0 = time.perf_counter()
         after = {t: self.current(t) for t in self.trees}  # starts graphd: it recovers before answering
         result.recovery_seconds.append(time.perf_counter() - t0)

@@ -18,8 +18,9 @@ here (docs/architecture.md, "Ladybug traps"):
   (format 40) when it opens it — one way: 0.15.3 cannot open it again. A WAL left by a 0.15.3 process that
   was killed cannot be replayed ("Corrupted wal file"): graphd then treats the database as one that cannot
   be opened (the index store is replaced and restored, the product store is re-imported).
-- **JSON-looking string parameters** are rewritten ('{"x": 1}' comes back as '{x: 1}'): pass untrusted
-  text through Arrow COPY or as BLOBs, store JSON base64-encoded.
+- **JSON-looking string parameters** were rewritten by 0.15.3 ('{"x": 1}' came back as '{x: 1}'); 0.22.0
+  returns such a `CREATE` parameter exactly (checked), but Lamina keeps passing untrusted text through
+  Arrow COPY or as BLOBs and storing JSON base64-encoded, which is exact on both.
 - **`Database.close()` does not close while a PreparedStatement (or an unconsumed QueryResult) is alive**:
   the database then closes, and checkpoints, only when those are collected (at interpreter exit, after
   graphd released its lock, while the next graphd may be opening the files). Forget prepared statements
