@@ -6,7 +6,8 @@ prepare` (which starts graphd, builds and answers), then graphd's resident set (
 and file-backed parts) at rest — after its idle garbage collection — with the model loaded, after
 `model.release` (what graphd does by itself after GRAPHD_MODEL_IDLE_SECONDS without an embedding), and
 dormant after `rest` (GRAPHD_DORMANT_SECONDS without a request: databases closed, ranking state dropped);
-then the first `prepare` after that (which opens everything again) against a warm one. Baselines
+then the first `prepare` after that (which opens everything again) against a warm one; and last, a graphd
+started afresh on the same index (stop, then `prepare`: no build in its process) at rest. Baselines
 measured in the same run: a bare interpreter with graphd's imports (numpy, pyarrow, real_ladybug), and the
 same with Lamina's two stores opened on empty databases (the per-table cost of Ladybug). Prints the load
 average; final line: JSON {"bench": "graphd_memory", "figures": [...]}.
@@ -106,12 +107,18 @@ def measure(tmp: Path, files: int) -> dict[str, object]:
         woken = memory(pid)
         warm_seconds = min(prepare_seconds(repo) for _ in range(3))
         index_bytes = sum(p.stat().st_size for p in ws.data_dir.glob("index.lbug*"))
+        stop(ws)
+        prepare_seconds(repo)  # a new graphd: the index is fresh, nothing is built in its process
+        with connect(ws, autostart=False) as client:
+            fresh_pid = int(client.call("ping")["pid"])
+        time.sleep(REST_SECONDS)
+        fresh = memory(fresh_pid)
     finally:
         stop(ws)
     return {
         "files": files, "chunks": chunks, "build_seconds": build_seconds, "loaded": loaded,
         "unloaded": unloaded, "released": released, "index_bytes": index_bytes, "dormant": dormant,
-        "woken": woken, "woken_seconds": woken_seconds, "warm_seconds": warm_seconds,
+        "woken": woken, "woken_seconds": woken_seconds, "warm_seconds": warm_seconds, "fresh": fresh,
     }  # fmt: skip
 
 
@@ -150,6 +157,10 @@ def main() -> None:
             assert isinstance(dormant, dict) and isinstance(woken, dict)
             figures.append(figure(f"graphd dormant, {label}", dormant["VmRSS"] / MIB, "MiB", bare / MIB))
             figures.append(figure(f"graphd after the first prepare woke it, {label}", woken["VmRSS"] / MIB,
+                                  "MiB", stores / MIB))  # fmt: skip
+            fresh = m["fresh"]
+            assert isinstance(fresh, dict)
+            figures.append(figure(f"graphd started on the built index, at rest, {label}", fresh["VmRSS"] / MIB,
                                   "MiB", stores / MIB))  # fmt: skip
             figures.append(figure(f"first prepare after dormant, {label}", float(m["woken_seconds"]), "s",  # type: ignore[arg-type]
                                   float(m["warm_seconds"])))  # type: ignore[arg-type]  # fmt: skip

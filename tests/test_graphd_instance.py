@@ -133,6 +133,29 @@ def test_graphd_exits_by_itself_when_its_repository_is_deleted(tmp_path: Path) -
     assert not ws.socket_path.exists() and not ws.pid_path.exists() and not ws.info_path.exists()
 
 
+def test_a_stopped_graphd_of_a_deleted_clone_leaves_the_new_clones_files_alone(tmp_path: Path) -> None:
+    """SIGTERM (what a new clone's client sends) to a graphd whose repository was deleted and created again:
+    it must not close its databases, since closing removes `<database>.wal` by path — the new clone's."""
+    repo = make_repo(tmp_path / "repo")
+    ws = open_workspace(repo)
+    with connect(ws) as client:
+        pid = client.call("ping")["pid"]
+        client.call("graph.import", files={"product/checkout.toml": EXAMPLE_GRAPH.read_text()})
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        shutil.rmtree(repo)
+        new_ws = open_workspace(make_repo(repo))
+        logs = {name: f"the new clone's {name}".encode() for name in ("product.lbug.wal", "index.lbug.wal")}
+        for name, text in logs.items():
+            (new_ws.data_dir / name).write_bytes(text)
+        os.kill(pid, signal.SIGTERM)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    _wait_exit(pid)
+    assert {name: (new_ws.data_dir / name).read_bytes() for name in logs} == logs
+    assert "databases left unclosed" in ws.log_path.read_text()
+
+
 def test_a_replaced_data_directory_is_refused_on_the_next_request_and_graphd_exits(tmp_path: Path) -> None:
     """A data directory restored from a copy keeps the key (same instance, same address), but not the
     databases graphd holds open: its next request is refused with a code, and the retry gets a new one."""

@@ -348,7 +348,7 @@ class GraphDaemon:
         """Close both databases (checkpointing them), drop the ranking state and the model, and give the
         heap back: Ladybug holds ~5.5 MB per node table while a database is open, whatever it stores
         (bench/graphd_memory.py). The next request that needs them opens them again. Under db_lock."""
-        if self.dormant:
+        if self.dormant or self.repository_changed():  # closing writes by path (see run)
             return False
         self.dormant_graph_version = self.product.graph_version()
         self.retrieval.release_model()
@@ -380,10 +380,9 @@ class GraphDaemon:
 
     def op_rest(self, header: dict[str, Any], payload: bytes) -> Reply:
         """Go dormant now (what graphd does by itself after dormant_seconds without a request)."""
-        if self.builds.busy:
-            return {"dormant": False, "rss_bytes": resident_bytes()}, b""
-        self.go_dormant()
-        return {"dormant": True, "rss_bytes": resident_bytes()}, b""
+        if not self.builds.busy:
+            self.go_dormant()
+        return {"dormant": self.dormant, "rss_bytes": resident_bytes()}, b""
 
     def release_memory(self) -> bool:
         released = self.retrieval.release_model()
@@ -1042,7 +1041,9 @@ def run(
         daemon.serve(listener)
     finally:
         listener.close()
-        if daemon.repository_gone is not None:
+        # Checked again here, whatever stopped graphd (a SIGTERM from a new clone's client comes before
+        # graphd's own check): closing the databases of a vanished repository removes files by path.
+        if daemon.repository_gone is not None or daemon.repository_changed():
             exit_for_a_vanished_repository(ws, lock_fd)
         with daemon.db_lock:
             for path in (ws.socket_path, ws.pid_path, ws.info_path):
