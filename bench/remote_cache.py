@@ -155,6 +155,10 @@ def main() -> None:
             uploaded = st_ci["last_build"]["remote_cache"]
             print(f"[{label}] CI cold build + upload: {ci:.2f} s ({uploaded['uploaded']} records); {load()}")
 
+            keys = _fetched_keys(tmp / "s3")
+            server_rate = raw_get_rate(endpoint, keys)  # the server as the teammate's build finds it
+            print(f"[{label}] the server's own GET rate: {server_rate:.0f} records/s; {load()}", flush=True)
+
             mate_env = {"LAMINA_STORE": str(tmp / "store-mate")}
             warm_remote, st_mate = prepare(clone("teammate", mate_env), mate_env)
             fetched = st_mate["last_build"]["remote_cache"]
@@ -168,8 +172,8 @@ def main() -> None:
 
             same = st_mate["index_digest"] == st_cold["index_digest"] == st_restored["index_digest"]
             fetch_rate = fetched["hits"] / max(1e-9, fetched["fetch_seconds"])
-            keys = _fetched_keys(tmp / "s3")
-            server_rate = raw_get_rate(endpoint, keys)
+            after = raw_get_rate(endpoint, keys)
+            print(f"[{label}] the server's own GET rate again: {after:.0f} records/s; {load()}", flush=True)
             at = load()
             chunks = f"{build['chunks_total']} chunks"
             figures += [

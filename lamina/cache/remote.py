@@ -239,6 +239,19 @@ class RemoteCache:
             self.counts.bytes_fetched += len(body)
         return body
 
+    def _fetch_one(self, key: str, model_digest: str, dim: int | None) -> np.ndarray | None:
+        """The checked vector of one key (in a worker thread: decoding runs beside the other requests)."""
+        body = self._get(key)
+        if body is None:
+            return None
+        decoded = decode_record(body, key, model_digest, dim)
+        if decoded.vector is None:
+            self._reject(decoded.reason)
+            return None
+        with self._lock:
+            self.counts.hits += 1
+        return decoded.vector
+
     def fetch(
         self,
         keys: Sequence[str],
@@ -254,15 +267,10 @@ class RemoteCache:
         with ThreadPoolExecutor(
             max_workers=REMOTE_CACHE_IN_FLIGHT, thread_name_prefix="lamina-cache"
         ) as pool:
-            for key, body in zip(keys, pool.map(self._get, keys), strict=True):
-                if body is not None:
-                    decoded = decode_record(body, key, model_digest, dim)
-                    if decoded.vector is not None:
-                        found[key] = decoded.vector
-                        with self._lock:
-                            self.counts.hits += 1
-                    else:
-                        self._reject(decoded.reason)
+            results = pool.map(lambda key: self._fetch_one(key, model_digest, dim), keys)
+            for key, vector in zip(keys, results, strict=True):
+                if vector is not None:
+                    found[key] = vector
                 advance(1)
         self.counts.fetch_seconds += time.perf_counter() - started
         self._warn_about_errors(errors_before, "fetching records")
