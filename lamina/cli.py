@@ -72,11 +72,17 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
     core_commands.register(sub, selected)
     runtime_commands.register(sub, selected)
-
-    import lamina.mcp_server as mcp_server  # `lamina mcp`: the MCP server for coding agents
-
-    mcp_server.register(sub, selected)
+    p = command_group(sub, "mcp", "serve Lamina's tools to coding agents over MCP (stdio)", selected)
+    if p is not None:
+        p.set_defaults(handler=serve_mcp)
     return parser
+
+
+def serve_mcp(args: argparse.Namespace) -> int:
+    """`lamina mcp`: the MCP server for coding agents (lamina/mcp_server.py, imported only here)."""
+    from lamina.mcp_server import cmd_mcp
+
+    return cmd_mcp(args)
 
 
 def quick_answer(argv: list[str]) -> int | None:
