@@ -298,11 +298,14 @@ def wait_for_lock(path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path) -> None:
+@pytest.mark.parametrize("path", ["one-round-trip", "full"])
+def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path, path: str) -> None:
+    """With graphd running, prepare_work is graphd's one round trip; with graphd stopped, the full path
+    (which starts graphd and asks it to build). Either way the cancellation reaches the hosted build."""
     # ~190 new chunks: three embedding batches, so the build is still running when the call is cancelled.
     extra = {
         f"backend/shop/generated_{n}.py": "".join(
-            f"def ledger_entry_{n}_{i}(amount):\n    return amount * {i} + {n}\n\n\n" for i in range(24)
+            f"def ledger_{path[:3]}_{n}_{i}(amount):\n    return amount * {i} + {n}\n\n\n" for i in range(24)
         )
         for n in range(8)
     }
@@ -312,6 +315,8 @@ def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path) -> N
     before = cli_json(shop, "context", "status")
     assert before["state"] == "fresh"
     build_lock = Path(before["data_dir"]) / "builds" / before["identity"]["key"] / "lock"
+    if path == "full":
+        run_lamina("graphd", "stop", cwd=shop)
     for rel, text in extra.items():
         (shop / rel).write_text(text)
     messages: list[str] = []
