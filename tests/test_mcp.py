@@ -298,10 +298,11 @@ def wait_for_lock(path: Path) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", ["one-round-trip", "full"])
+@pytest.mark.parametrize("path", ["one-round-trip", "full", "in-process"])
 def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path, path: str) -> None:
     """With graphd running, prepare_work is graphd's one round trip; with graphd stopped, the full path
-    (which starts graphd and asks it to build). Either way the cancellation reaches the hosted build."""
+    (which starts graphd and asks it to build): either way the cancellation reaches the build graphd hosts.
+    With LAMINA_BUILD_IN_PROCESS=1 the server builds itself and stops at its next unit of work."""
     # ~190 new chunks: three embedding batches, so the build is still running when the call is cancelled.
     extra = {
         f"backend/shop/generated_{n}.py": "".join(
@@ -322,7 +323,8 @@ def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path, path
     messages: list[str] = []
 
     async def body() -> dict[str, Any]:
-        async with lamina_mcp(shop) as client:
+        env = {"LAMINA_BUILD_IN_PROCESS": "1"} if path == "in-process" else None
+        async with lamina_mcp(shop, env) as client:
             with anyio.CancelScope() as scope:
 
                 async def on_progress(progress: float, total: float | None, message: str | None) -> None:
