@@ -49,12 +49,23 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     # Every command module registers its own groups; this dispatcher imports them, never the reverse.
     import lamina.cache.commands as cache_commands  # `lamina cache status` (the shared remote cache)
     import lamina.commands as core_commands  # init, work, context, graph, graphd, hook
-    import lamina.mcp_server as mcp_server  # `lamina mcp`: the MCP server for coding agents
     import lamina.runtime.commands as runtime_commands  # `lamina runtime …`
+    from lamina.command_line import command_group
 
-    for module in (core_commands, runtime_commands, cache_commands, mcp_server):
+    for module in (core_commands, runtime_commands, cache_commands):
         module.register(sub, selected)
+    # `lamina mcp`: its module (the SDK, the tool table: ~40 ms) is imported only to run it.
+    p = command_group(sub, "mcp", "serve Lamina's tools to coding agents over MCP (stdio)", selected)
+    if p is not None:
+        p.set_defaults(handler=serve_mcp)
     return parser
+
+
+def serve_mcp(args: argparse.Namespace) -> int:
+    """`lamina mcp`: the MCP server for coding agents (lamina/mcp_server.py, imported only here)."""
+    from lamina.mcp_server import cmd_mcp
+
+    return cmd_mcp(args)
 
 
 def quick_answer(argv: list[str]) -> int | None:

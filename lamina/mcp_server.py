@@ -16,7 +16,7 @@ Errors are tool results with `isError: true` whose structured content is the CLI
 (`{"error": {"code": "LAMINA_…", "message", "hint"}}`). Source text stays untrusted data: results keep
 `trust.sources = "untrusted"`, and the tool descriptions say so.
 
-This module imports nothing heavy at the top: the CLI imports it to register the command.
+The CLI imports this module only to run `lamina mcp` (lamina/cli.py, serve_mcp).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lamina.command_line import command_group
 from lamina.constants import SOURCES_LIMIT
 from lamina.errors import ERROR_CODES, LaminaError
 from lamina.index.progress import BuildCancelled, Progress
@@ -664,9 +663,3 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     locate(Path.cwd())  # not a git repository: say so now, before any client connects
     anyio.run(serve_stdio)
     return 0
-
-
-def register(sub: Any, selected: str | None = None) -> None:
-    p = command_group(sub, "mcp", "serve Lamina's tools to coding agents over MCP (stdio)", selected)
-    if p is not None:
-        p.set_defaults(handler=cmd_mcp)

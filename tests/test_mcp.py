@@ -298,11 +298,15 @@ def wait_for_lock(path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path) -> None:
+@pytest.mark.parametrize("path", ["one-round-trip", "full", "in-process"])
+def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path, path: str) -> None:
+    """With graphd running, prepare_work is graphd's one round trip; with graphd stopped, the full path
+    (which starts graphd and asks it to build): either way the cancellation reaches the build graphd hosts.
+    With LAMINA_BUILD_IN_PROCESS=1 the server builds itself and stops at its next unit of work."""
     # ~190 new chunks: three embedding batches, so the build is still running when the call is cancelled.
     extra = {
         f"backend/shop/generated_{n}.py": "".join(
-            f"def ledger_entry_{n}_{i}(amount):\n    return amount * {i} + {n}\n\n\n" for i in range(24)
+            f"def ledger_{path[:3]}_{n}_{i}(amount):\n    return amount * {i} + {n}\n\n\n" for i in range(24)
         )
         for n in range(8)
     }
@@ -312,12 +316,15 @@ def test_a_cancelled_call_stops_the_build_and_activates_nothing(shop: Path) -> N
     before = cli_json(shop, "context", "status")
     assert before["state"] == "fresh"
     build_lock = Path(before["data_dir"]) / "builds" / before["identity"]["key"] / "lock"
+    if path == "full":
+        run_lamina("graphd", "stop", cwd=shop)
     for rel, text in extra.items():
         (shop / rel).write_text(text)
     messages: list[str] = []
 
     async def body() -> dict[str, Any]:
-        async with lamina_mcp(shop) as client:
+        env = {"LAMINA_BUILD_IN_PROCESS": "1"} if path == "in-process" else None
+        async with lamina_mcp(shop, env) as client:
             with anyio.CancelScope() as scope:
 
                 async def on_progress(progress: float, total: float | None, message: str | None) -> None:
