@@ -112,6 +112,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> dict[str, Any]:
     from lamina.index.build import is_fresh
+    from lamina.index.freshness import model_change_reason
     from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json
 
     ctx = _context(args, allow_lexical=True)
@@ -123,6 +124,7 @@ def _status(args: argparse.Namespace) -> dict[str, Any]:
     manifest = gen.get("manifest") or {}
     fresh = bool(gen.get("generation")) and is_fresh(ctx)
     counts = gen.get("counts") or {}
+    model_reason = model_change_reason(manifest.get("model_digest"), ctx.model_digest)
     return {
         "identity": {
             "key": ctx.identity.key,
@@ -132,6 +134,7 @@ def _status(args: argparse.Namespace) -> dict[str, Any]:
         "generation": gen.get("generation"),
         "fresh": fresh,
         "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
+        "reasons": [model_reason] if model_reason and not fresh else [],
         "pending": gen.get("pending", []),
         "graph_version": manifest.get("graph_version"),
         "source_revision": manifest.get("source_revision"),
@@ -162,7 +165,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     lb = st["last_build"] or {}
     lines = [
         f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
-        f"generation:   {st['generation'] or '(none)'} — {st['state']}",
+        f"generation:   {st['generation'] or '(none)'} — {st['state']}"
+        + "".join(f"\n  because     {reason}" for reason in st["reasons"]),
         f"pending:      {', '.join(st['pending']) or 'none'}",
         f"graph:        {st['graph_version']}",
         f"model:        {st['model']} ({str(st['model_digest'])[:16]})",
