@@ -1,9 +1,107 @@
-"""What every benchmark prints: one line per figure, then one JSON line that bench/report.py collects."""
+"""What every benchmark shares: the load average, medians of interleaved runs, and the report lines.
+
+Rules (issue 17), so a figure can be trusted or is visibly not:
+- every bench prints the load average itself (os.getloadavg) at its start and next to its figures;
+- timings are medians of several runs, interleaved with the baseline they are compared to (A B A B), so
+  a burst of load elsewhere hits both alike, and each figure carries its ratio to that baseline;
+- when the 1-minute load average is above LOAD_LIMIT at the start or at the end of the run, absolute
+  figures (seconds, chunks/s, MB/s, …) are marked UNTRUSTWORTHY in the human lines and `"trusted": false`
+  in the JSON line; ratios and quality figures (unit "ratio", "cosine", …) stay trusted, because both
+  sides of a ratio ran on the same machine at the same time.
+
+The last line a bench prints is JSON for bench/report.py:
+{"bench", "load": {"start": [1, 5, 15 min], "end": [...]}, "trusted": bool, "figures": [...]}.
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import statistics
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+LOAD_LIMIT = 1.0  # 1-minute load average above this: absolute figures are not to be trusted (2 cores)
+# Units whose figures do not depend on how busy the machine is (same-run ratios, quality, counts).
+LOAD_INDEPENDENT_UNITS = frozenset({"ratio", "cosine", "lines", "count", "frames", "chunks", "files"})
+UNTRUSTWORTHY = "UNTRUSTWORTHY"
+
+
+@dataclass(frozen=True)
+class LoadAverage:
+    one: float
+    five: float
+    fifteen: float
+
+    @classmethod
+    def now(cls) -> LoadAverage:
+        one, five, fifteen = os.getloadavg()
+        return cls(one, five, fifteen)
+
+    def text(self) -> str:
+        return f"{self.one:.2f} {self.five:.2f} {self.fifteen:.2f}"
+
+
+def quiet_enough(load_one: float, limit: float = LOAD_LIMIT) -> bool:
+    """The rule: absolute figures are trustworthy only when the 1-minute load average is at most `limit`."""
+    return load_one <= limit
+
+
+def is_absolute(unit: str) -> bool:
+    """A figure whose value moves with the machine's load (a time, a rate, a size in memory)."""
+    return unit not in LOAD_INDEPENDENT_UNITS
+
+
+def start_bench(name: str) -> LoadAverage:
+    """Print the load average before anything is measured, and return it for print_report."""
+    load = LoadAverage.now()
+    verdict = "quiet" if quiet_enough(load.one) else f"above {LOAD_LIMIT:g}: absolute figures {UNTRUSTWORTHY}"
+    print(f"[{name}] load average at start {load.text()} ({verdict})", flush=True)
+    return load
+
+
+def median_seconds(action: Callable[[], object], runs: int) -> float:
+    """The median wall time of `runs` calls."""
+    return statistics.median(timed_runs(action, runs))
+
+
+def timed_runs(action: Callable[[], object], runs: int) -> list[float]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        samples.append(time.perf_counter() - started)
+    return samples
+
+
+@dataclass(frozen=True)
+class Passes:
+    """Per action, the wall seconds and the process CPU seconds of each pass. With one thread, CPU time is
+    the steadier of the two on a busy machine (waiting for a core does not count)."""
+
+    wall: dict[str, list[float]]
+    cpu: dict[str, list[float]]
+
+    def median_wall(self, name: str) -> float:
+        return statistics.median(self.wall[name])
+
+    def median_cpu(self, name: str) -> float:
+        return statistics.median(self.cpu[name])
+
+
+def interleaved_runs(actions: Mapping[str, Callable[[], object]], passes: int) -> Passes:
+    """Run A B C A B C … `passes` times, so every action sees the same machine."""
+    wall: dict[str, list[float]] = {name: [] for name in actions}
+    cpu: dict[str, list[float]] = {name: [] for name in actions}
+    for _ in range(passes):
+        for name, action in actions.items():
+            started, started_cpu = time.perf_counter(), time.process_time()
+            action()
+            wall[name].append(time.perf_counter() - started)
+            cpu[name].append(time.process_time() - started_cpu)
+    return Passes(wall, cpu)
 
 
 def figure(
@@ -20,8 +118,42 @@ def figure(
     }
 
 
-def print_report(bench: str, figures: list[dict[str, Any]]) -> None:
-    for f in figures:
-        base = f" (baseline {f['baseline']}, ratio {f['ratio']})" if f["baseline"] else ""
-        print(f"{f['name']}: {f['value']} {f['unit']}{base}")
-    print(json.dumps({"bench": bench, "figures": figures}))
+def judge(
+    figures: list[dict[str, Any]], start: LoadAverage, end: LoadAverage
+) -> tuple[bool, list[dict[str, Any]]]:
+    """(whether the run was quiet, the figures with "trusted" set). Pure: the loads are passed in."""
+    quiet = quiet_enough(start.one) and quiet_enough(end.one)
+    judged = [{**f, "trusted": quiet or not is_absolute(str(f.get("unit", "")))} for f in figures]
+    return quiet, judged
+
+
+def report_line(f: Mapping[str, Any], load_one: float) -> str:
+    base = f" (baseline {f['baseline']}, ratio {f['ratio']})" if f.get("baseline") else ""
+    mark = (
+        ""
+        if f.get("trusted", True)
+        else f"  [{UNTRUSTWORTHY}: 1-minute load {load_one:.2f} > {LOAD_LIMIT:g}]"
+    )
+    return f"{f['name']}: {f['value']} {f['unit']}{base}{mark}"
+
+
+def print_report(bench: str, figures: list[dict[str, Any]], start: LoadAverage | None = None) -> None:
+    """One line per figure (absolute ones marked when the machine was busy), the load average, then the
+    JSON line bench/report.py collects."""
+    end = LoadAverage.now()
+    start = start or end
+    quiet, judged = judge(figures, start, end)
+    busiest = max(start.one, end.one)
+    for f in judged:
+        print(report_line(f, busiest))
+    print(
+        f"[{bench}] load average at start {start.text()}, at end {end.text()}"
+        + ("" if quiet else f" — above {LOAD_LIMIT:g}: read the ratios; absolute figures are {UNTRUSTWORTHY}")
+    )
+    document = {
+        "bench": bench,
+        "load": {"start": [start.one, start.five, start.fifteen], "end": [end.one, end.five, end.fifteen]},
+        "trusted": quiet,
+        "figures": judged,
+    }
+    print(json.dumps(document))

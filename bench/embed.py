@@ -1,18 +1,23 @@
-"""Embedding runtime benchmark: throughput, overhead over bare onnxruntime, INT8 vs FP32.
+"""Embedding runtime benchmark: the asset against the one before it, the Embedder against bare onnxruntime,
+INT8 against FP32 — all in one run, over the same texts, passes interleaved.
 
-    .venv/bin/python bench/embed.py [--quick] [--threads 2] [--home LAMINA_HOME]
+    .venv/bin/python bench/embed.py [--quick] [--threads 2] [--home LAMINA_HOME] [--passes 5]
+                                    [--chunks 128] [--baseline-model PATH]
 
-Uses the installed runtime (`make runtime`) and the FP32 export kept next to the dev asset
-(build/assets/lamina-dev-fp32.onnx; exported here if missing). Chunks are ~200-token windows of the
-Python standard library, so the input is real code and needs no download. Each timing is the best of
-several interleaved rounds (the machine is shared). The last line is JSON for bench/report.py:
-{"bench": "embed", "figures": [{"name", "value", "unit", "baseline", "ratio"}, ...]}
+Uses the installed runtime (`make runtime`), the FP32 export kept next to the dev asset
+(build/assets/lamina-dev-fp32.onnx) and, as the baseline asset, the INT8 model of the export before
+issue 17 (transformers' default sdpa attention, same quantization; build/assets/lamina-dev-int8-sdpa.onnx,
+exported and quantized here once if missing: needs the `export` extra). Chunks are ~200-token windows
+of the Python standard library, so the input is real code and needs no download.
+
+Each pass runs every contender once over all chunks, in turn (A B C D A B C D …); figures are medians of
+the passes, and ratios compare medians of the same run. The load average is printed at the start and
+the end; above 1, absolute figures are marked UNTRUSTWORTHY (bench/common.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import sys
 import sysconfig
@@ -27,13 +32,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import figure, interleaved_runs, print_report, start_bench  # noqa: E402
 from lamina import constants  # noqa: E402
 from lamina.runtime.embedder import OnnxEncoder, length_sorted_batches, load_embedder  # noqa: E402
 from lamina.runtime.paths import DEV_FP32_MODEL_NAME, TOKENIZER_FILE  # noqa: E402
 
 TARGET_TOKENS = 200
-EMBEDDER_VS_BARE_TARGET = 0.9
+EMBEDDER_VS_BARE_TARGET = 0.95
+NEW_VS_OLD_ASSET_TARGET = 1.15
 COSINE_MEDIAN_TARGET = 0.98
+BASELINE_MODEL_NAME = "lamina-dev-int8-sdpa.onnx"
 
 
 def code_chunks(encoder: OnnxEncoder, count: int) -> list[str]:
@@ -57,17 +65,9 @@ def code_chunks(encoder: OnnxEncoder, count: int) -> list[str]:
     return chunks
 
 
-def best_seconds(action: Callable[[], Any], rounds: int) -> float:
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def bare_loop(encoder: OnnxEncoder, token_ids: list[list[int]]) -> Callable[[], None]:
-    """onnxruntime alone over the same length-sorted, padded batches the Embedder uses."""
+    """onnxruntime alone over the same length-sorted, unpadded (batch size 1) inputs the Embedder feeds:
+    no tokenizing, no pooling, feeds built in advance. The floor the Embedder is measured against."""
     batches = length_sorted_batches([len(ids) for ids in token_ids], encoder.batch_size)
     feeds = [encoder.batch_inputs([token_ids[i] for i in batch]) for batch in batches]
 
@@ -78,35 +78,67 @@ def bare_loop(encoder: OnnxEncoder, token_ids: list[list[int]]) -> Callable[[], 
     return run
 
 
+def _export_extra() -> Any:
+    from lamina.runtime import export_dev
+
+    return export_dev
+
+
 def fp32_model() -> Path:
     path = ROOT / "build" / "assets" / DEV_FP32_MODEL_NAME
     if path.exists():
         return path
-    from lamina.runtime import export_dev
-
+    export_dev = _export_extra()
     exported = Path(tempfile.mkdtemp(prefix="lamina-bench-")) / DEV_FP32_MODEL_NAME
     export_dev.export_fp32_onnx(export_dev.dev_model_dir(), exported)
     return exported
 
 
-def figure(name: str, value: float, unit: str, baseline: float | None) -> dict[str, Any]:
-    ratio = round(value / baseline, 3) if baseline else None
-    return {"name": name, "value": round(value, 4), "unit": unit, "baseline": baseline, "ratio": ratio}
+def baseline_model(path: Path) -> Path:
+    """The asset before issue 17: the sdpa export, quantized with the same settings (built once)."""
+    if path.exists():
+        return path
+    from lamina.runtime.asset import quantize_dynamic_int8
+
+    export_dev = _export_extra()
+    sys.stderr.write(f"building the baseline model {path} (sdpa export + dynamic INT8)…\n")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lamina-bench-") as work:
+        fp32 = Path(work) / "sdpa-fp32.onnx"
+        export_dev.export_fp32_onnx(export_dev.dev_model_dir(), fp32, attention="sdpa")
+        quantize_dynamic_int8(fp32, Path(work) / "int8.onnx")
+        (Path(work) / "int8.onnx").replace(path)
+    return path
+
+
+def cosine_to(vectors: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    result: np.ndarray = (vectors * reference).sum(axis=1)
+    return result
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer chunks and rounds (< 60 s)")
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="32 chunks, 3 passes (< 2 min on 2 cores)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--passes", type=int, default=None, help="interleaved passes (default 5; quick 3)")
+    parser.add_argument("--chunks", type=int, default=None, help="code chunks (default 128; quick 32)")
     parser.add_argument("--home", type=Path, default=None, help="LAMINA_HOME (default: the environment's)")
+    parser.add_argument(
+        "--baseline-model",
+        type=Path,
+        default=ROOT / "build" / "assets" / BASELINE_MODEL_NAME,
+        help="INT8 model of the asset to compare with (default: the pre-issue-17 sdpa export)",
+    )
     args = parser.parse_args()
-    count, rounds = (32, 2) if args.quick else (256, 3)
+    count = args.chunks or (32 if args.quick else 128)
+    passes = args.passes or (3 if args.quick else 5)
+    load_at_start = start_bench("embed")
 
     embedder = load_embedder(threads=args.threads, home=args.home)
     if embedder.info.model_id != constants.DEV_MODEL_ID:
-        sys.stderr.write("bench/embed.py compares with the dev model's FP32 export; install the dev asset\n")
+        sys.stderr.write("bench/embed.py compares with the dev model's exports; install the dev asset\n")
         return 2
-    encoder: OnnxEncoder = embedder._encoder  # the bench looks inside on purpose: same batches, bare ORT
+    encoder: OnnxEncoder = embedder._encoder  # the bench looks inside on purpose: same inputs, bare ORT
     started = time.perf_counter()
     chunks = code_chunks(encoder, count)
     sys.stderr.write(f"sampled chunks in {time.perf_counter() - started:.1f} s\n")
@@ -114,48 +146,81 @@ def main() -> int:
     tokens = sum(len(ids) for ids in token_ids)
     print(f"{len(chunks)} chunks, {tokens / len(chunks):.0f} tokens each on average, {args.threads} threads")
 
-    bare = bare_loop(encoder, token_ids)
-    embedder.embed(chunks[:8])  # warm-up
-    embed_s = bare_s = float("inf")
-    for _ in range(rounds):  # interleaved, so a burst of load elsewhere hits both alike
-        embed_s = min(embed_s, best_seconds(lambda: embedder.embed(chunks), 1))
-        bare_s = min(bare_s, best_seconds(bare, 1))
-    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before FP32 is loaded
+    outputs: dict[str, np.ndarray] = {"new": embedder.embed(chunks)}  # also the warm-up
+    peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the Embedder alone
 
-    fp32 = OnnxEncoder.open(
-        fp32_model(),
-        embedder.info.directory / TOKENIZER_FILE,
-        max_tokens=embedder.info.max_tokens,
-        threads=args.threads,
+    def open_encoder(model: Path) -> OnnxEncoder:
+        opened = OnnxEncoder.open(
+            model,
+            embedder.info.directory / TOKENIZER_FILE,
+            max_tokens=embedder.info.max_tokens,
+            threads=args.threads,
+        )
+        opened.encode(chunks[:4])  # warm-up
+        return opened
+
+    old = open_encoder(baseline_model(args.baseline_model))
+    fp32 = open_encoder(fp32_model())
+    contenders: dict[str, Callable[[], object]] = {
+        "embedder": lambda: outputs.update(new=embedder.embed(chunks)),
+        "bare_new": bare_loop(encoder, token_ids),
+        "old_asset": lambda: outputs.update(old=old.encode(chunks)),
+        "bare_old": bare_loop(old, token_ids),
+        "fp32": lambda: outputs.update(fp32=fp32.encode(chunks)),
+    }
+    timings = interleaved_runs(contenders, passes)
+    median = {name: timings.median_wall(name) for name in contenders}
+    rate = {name: len(chunks) / value for name, value in median.items()}
+    cpu_rate = {name: len(chunks) / timings.median_cpu(name) for name in contenders}
+    for name, samples in timings.wall.items():
+        rates = sorted(len(chunks) / s for s in samples)
+        print(
+            f"  {name:10s} median {rate[name]:7.1f} chunks/s (CPU time {cpu_rate[name]:6.1f})  "
+            f"passes {', '.join(f'{r:.1f}' for r in rates)}"
+        )
+
+    cos_new = cosine_to(outputs["new"], outputs["fp32"])
+    cos_old = cosine_to(outputs["old"], outputs["fp32"])
+    new_vs_old = rate["embedder"] / rate["old_asset"]
+    bare_new_vs_old = rate["bare_new"] / rate["bare_old"]
+    embedder_vs_bare = rate["embedder"] / rate["bare_new"]
+    cpu_new_vs_old = cpu_rate["embedder"] / cpu_rate["old_asset"]
+    cpu_embedder_vs_bare = cpu_rate["embedder"] / cpu_rate["bare_new"]
+    print(
+        f"by process CPU time (steadier under load with --threads 1): new/old {cpu_new_vs_old:.3f}, "
+        f"bare new/old {cpu_rate['bare_new'] / cpu_rate['bare_old']:.3f}, Embedder/bare {cpu_embedder_vs_bare:.3f}"
     )
-    fp32.encode(chunks[:8])
-    fp32_s = int8_s = float("inf")
-    outputs: dict[str, np.ndarray] = {}
-    for _ in range(rounds):
-        fp32_s = min(fp32_s, best_seconds(lambda: outputs.update(fp32=fp32.encode(chunks)), 1))
-        int8_s = min(int8_s, best_seconds(lambda: outputs.update(int8=embedder.embed(chunks)), 1))
-
-    cosine = (outputs["int8"] * outputs["fp32"]).sum(axis=1)
-    chunks_per_s = len(chunks) / embed_s
-    bare_per_s = len(chunks) / bare_s
-    fp32_per_s = len(chunks) / fp32_s
-    int8_per_s = len(chunks) / int8_s
-
-    print(f"Embedder         {chunks_per_s:7.1f} chunks/s  {tokens / embed_s:8.0f} tokens/s")
-    print(f"bare onnxruntime {bare_per_s:7.1f} chunks/s  (Embedder/bare = {chunks_per_s / bare_per_s:.3f})")
-    print(f"FP32             {fp32_per_s:7.1f} chunks/s  (INT8/FP32 speed = {int8_per_s / fp32_per_s:.2f})")
-    print(f"cosine INT8 vs FP32: median {np.median(cosine):.4f}  min {cosine.min():.4f}")
-    print(f"peak RSS {peak_rss_mb:.0f} MB (Embedder only, before the FP32 model is loaded)")
+    print(
+        f"new asset / old asset: {new_vs_old:.3f} through the encoder, {bare_new_vs_old:.3f} bare "
+        f"(target ≥ {NEW_VS_OLD_ASSET_TARGET})"
+    )
+    print(f"Embedder / bare onnxruntime: {embedder_vs_bare:.3f} (target ≥ {EMBEDDER_VS_BARE_TARGET})")
+    print(
+        f"cosine to FP32: new median {np.median(cos_new):.4f} min {cos_new.min():.4f}; "
+        f"old median {np.median(cos_old):.4f} min {cos_old.min():.4f}"
+    )
     figures = [
-        figure("embed_chunks_per_s", chunks_per_s, "chunks/s", None),
-        figure("embed_tokens_per_s", tokens / embed_s, "tokens/s", None),
-        figure("embedder_vs_bare_ort", chunks_per_s / bare_per_s, "ratio", EMBEDDER_VS_BARE_TARGET),
-        figure("int8_chunks_per_s", int8_per_s, "chunks/s", round(fp32_per_s, 2)),
-        figure("int8_fp32_cosine_median", float(np.median(cosine)), "cosine", COSINE_MEDIAN_TARGET),
-        figure("int8_fp32_cosine_min", float(cosine.min()), "cosine", None),
-        figure("embed_peak_rss", peak_rss_mb, "MB", None),
+        figure("embed_chunks_per_s", rate["embedder"], "chunks/s"),
+        figure("embed_tokens_per_s", tokens / median["embedder"], "tokens/s"),
+        figure("embedder_vs_bare_ort", embedder_vs_bare, "ratio", target=f">= {EMBEDDER_VS_BARE_TARGET}"),
+        figure("new_vs_old_asset", new_vs_old, "ratio", target=f">= {NEW_VS_OLD_ASSET_TARGET}"),
+        figure("new_vs_old_asset_bare", bare_new_vs_old, "ratio", target=f">= {NEW_VS_OLD_ASSET_TARGET}"),
+        figure("embedder_vs_bare_ort_cpu_time", cpu_embedder_vs_bare, "ratio"),
+        figure("new_vs_old_asset_cpu_time", cpu_new_vs_old, "ratio"),
+        figure("int8_vs_fp32_speed", rate["embedder"] / rate["fp32"], "ratio"),
+        figure(
+            "int8_fp32_cosine_median",
+            float(np.median(cos_new)),
+            "cosine",
+            float(np.median(cos_old)),
+            target=f">= old asset's, >= {COSINE_MEDIAN_TARGET}",
+        ),
+        figure(
+            "int8_fp32_cosine_min", float(cos_new.min()), "cosine", float(cos_old.min()), ">= old asset's"
+        ),
+        figure("embed_peak_rss", peak_rss_mb, "MB"),
     ]
-    print(json.dumps({"bench": "embed", "figures": figures}))
+    print_report("embed", figures, load_at_start)
     return 0
 
 

@@ -1,13 +1,13 @@
 """Closure latency on a generated product graph (300 workflows by default).
 
 Run: .venv/bin/python bench/graph_closure.py [--workflows 300] [--repeat 200]
-Prints p50/p95 and a final JSON line {"bench":"closure","figures":[...]}. Target: p50 <= 20 ms.
+Prints p50/p95, the p50 of a trivial query interleaved with them (the same-run baseline), the load
+average, and a final JSON line {"bench":"closure","figures":[...]} (bench/common.py). Target: p50 <= 20 ms.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import sys
@@ -20,7 +20,10 @@ import tomli_w
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import figure, print_report, start_bench  # noqa: E402
+
 CLOSURE_P50_TARGET_MS = 20.0
+BASELINE_QUERY = "RETURN 1"  # the floor of a Ladybug round trip on the same connection
 
 
 def generate_graph_files(workflows: int = 300, seed: int = 7, files: int = 10) -> dict[str, str]:
@@ -153,18 +156,23 @@ def measure(workflows: int = 300, repeat: int = 200) -> dict[str, float]:
         rng = random.Random(1)
         for root in roots[:5]:  # warm-up
             store.closure([root])
-        samples = []
-        for _ in range(repeat):
+            conn.execute(BASELINE_QUERY)
+        samples, baseline = [], []
+        for _ in range(repeat):  # interleaved with the baseline: a trivial query on the same connection
             root = rng.choice(roots)
             started = time.perf_counter()
             store.closure([root])
             samples.append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            conn.execute(BASELINE_QUERY)
+            baseline.append((time.perf_counter() - started) * 1000)
         conn.close()
         db.close()
     samples.sort()
     return {
         "closure_p50_ms": statistics.median(samples),
         "closure_p95_ms": samples[int(0.95 * (len(samples) - 1))],
+        "baseline_p50_ms": statistics.median(baseline),
         "replace_ms": replace_ms,
         "roots": float(len(roots)),
     }
@@ -175,33 +183,18 @@ def main() -> None:
     parser.add_argument("--workflows", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=200)
     args = parser.parse_args()
+    load_at_start = start_bench("closure")
     m = measure(args.workflows, args.repeat)
     print(f"workflows={args.workflows} roots={int(m['roots'])} replace={m['replace_ms']:.0f} ms")
-    print(f"closure p50={m['closure_p50_ms']:.2f} ms p95={m['closure_p95_ms']:.2f} ms")
     figures = [
-        {
-            "name": "closure_p50",
-            "value": round(m["closure_p50_ms"], 3),
-            "unit": "ms",
-            "baseline": CLOSURE_P50_TARGET_MS,
-            "ratio": round(m["closure_p50_ms"] / CLOSURE_P50_TARGET_MS, 3),
-        },
-        {
-            "name": "closure_p95",
-            "value": round(m["closure_p95_ms"], 3),
-            "unit": "ms",
-            "baseline": None,
-            "ratio": None,
-        },
-        {
-            "name": "replace",
-            "value": round(m["replace_ms"], 1),
-            "unit": "ms",
-            "baseline": None,
-            "ratio": None,
-        },
+        figure(
+            "closure_p50", m["closure_p50_ms"], "ms", m["baseline_p50_ms"], f"<= {CLOSURE_P50_TARGET_MS:g} ms"
+        ),
+        figure("closure_p95", m["closure_p95_ms"], "ms"),
+        figure("baseline_query_p50 (RETURN 1)", m["baseline_p50_ms"], "ms"),
+        figure("replace", m["replace_ms"], "ms"),
     ]
-    print(json.dumps({"bench": "closure", "figures": figures}))
+    print_report("closure", figures, load_at_start)
 
 
 if __name__ == "__main__":

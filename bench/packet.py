@@ -25,7 +25,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import figure, print_report  # noqa: E402
+from bench.common import figure, print_report, start_bench  # noqa: E402
 from bench.prepare import generate_repo, git  # noqa: E402
 
 TASKS = [
@@ -65,6 +65,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=50_000)
     parser.add_argument("--quick", action="store_true", help="10,000 chunks")
     args = parser.parse_args()
+    load_at_start = start_bench("packet")
     target = 10_000 if args.quick else args.chunks
     figures = []
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -144,7 +145,7 @@ def main() -> None:
         )
     )
     figures.append(figure("graphd-side prepare p95", q(server, n=20)[18], "ms"))
-    print_report("packet", figures)
+    print_report("packet", figures, load_at_start)
 
 
 def _timed(cmd: list[str]) -> float:

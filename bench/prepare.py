@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import figure, print_report  # noqa: E402
+from bench.common import figure, print_report, start_bench  # noqa: E402
 
 WORDS = (
     "order refund payment invoice customer cart shipment coupon review seller stock account "
@@ -149,6 +149,7 @@ def main() -> None:
     parser.add_argument("--repo", type=Path, default=None, help="index a copy of this git repository instead")
     parser.add_argument("--quick", action="store_true", help="1,000 generated files")
     args = parser.parse_args()
+    load_at_start = start_bench("prepare")
     compile_bytecode()
     figures = []
     with tempfile.TemporaryDirectory() as tmpdir:
@@ -277,7 +278,7 @@ def main() -> None:
             )
         finally:
             lamina(repo, "graphd", "stop")
-    print_report("prepare", figures)
+    print_report("prepare", figures, load_at_start)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ regex word scan of the same texts.
 
     .venv/bin/python bench/ranking.py [--quick] [--chunks N]
 
-The last line is JSON: {"bench": "ranking", "figures": [{"name", "value", "unit", "baseline", "ratio"}]}.
+The BM25 build is the median of BUILD_RUNS cold builds, interleaved with the regex scan. The load average
+is printed at the start and end; above 1, absolute figures are marked UNTRUSTWORTHY (bench/common.py).
+The last line is JSON: {"bench": "ranking", "load", "trusted", "figures": [...]}.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import itertools  # noqa: E402
-import json  # noqa: E402
 import random  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
@@ -33,6 +34,7 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.common import figure, interleaved_runs, print_report, start_bench  # noqa: E402
 from lamina.retrieval.bm25 import bm25_scores, build_bm25  # noqa: E402
 from lamina.retrieval.dense import as_unit_matrix, cosine_scores, l2_normalize  # noqa: E402
 from lamina.retrieval.fusion import rrf, top_k  # noqa: E402
@@ -101,19 +103,11 @@ def make_queries(n: int, words: list[str], weights: list[float]) -> tuple[list[s
     return texts, vectors
 
 
+BUILD_RUNS = 3
+
+
 def percentile_ms(samples_ns: list[int], q: float) -> float:
     return float(np.percentile(np.asarray(samples_ns, dtype=np.float64), q)) / 1e6
-
-
-def figure(name: str, value: float, unit: str, baseline: float | None) -> dict[str, Any]:
-    ratio = round(value / baseline, 2) if baseline else None
-    return {
-        "name": name,
-        "value": round(value, 4),
-        "unit": unit,
-        "baseline": None if baseline is None else round(baseline, 4),
-        "ratio": ratio,
-    }
 
 
 def main() -> None:
@@ -123,6 +117,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     args = parser.parse_args()
     rounds = 3 if args.quick else 10
+    load_at_start = start_bench("ranking")
 
     generation_start = time.perf_counter()
     docs, words, weights = make_corpus(args.chunks)
@@ -133,19 +128,26 @@ def main() -> None:
         f"corpus: {len(docs)} chunks, {mb:.1f} MB of text, generated in {time.perf_counter() - generation_start:.1f} s"
     )
 
-    start = time.perf_counter()
     scan_pattern = re.compile(r"\w+")
-    for d in docs:
-        for text in d.values():
-            scan_pattern.findall(text)
-    scan_s = time.perf_counter() - start
 
-    word_terms.cache_clear()  # a cold build: no word has been split before
-    start = time.perf_counter()
-    index = build_bm25(docs)
-    build_s = time.perf_counter() - start
+    def regex_scan() -> None:
+        for d in docs:
+            for text in d.values():
+                scan_pattern.findall(text)
+
+    built: list[Any] = []
+
+    def cold_build() -> None:
+        word_terms.cache_clear()  # a cold build: no word has been split before
+        built[:] = [build_bm25(docs)]
+
+    # Interleaved (scan, build, scan, build, …): both medians see the same machine.
+    builds = interleaved_runs({"scan": regex_scan, "build": cold_build}, BUILD_RUNS)
+    scan_s, build_s = builds.median_wall("scan"), builds.median_wall("build")
+    index = built[0]
     print(
-        f"bm25 build: {build_s:.2f} s ({index.n_terms} terms, {index.weights.nnz} postings); regex scan {scan_s:.2f} s"
+        f"bm25 build: median {build_s:.2f} s of {BUILD_RUNS} ({index.n_terms} terms, {index.weights.nnz} "
+        f"postings); regex scan {scan_s:.2f} s"
     )
 
     start = time.perf_counter()
@@ -183,13 +185,10 @@ def main() -> None:
     for kind in ("bm25", "cosine", "hybrid"):
         figures.append(figure(f"{kind}_query_p50_ms", percentile_ms(samples[kind], 50), "ms", dot_p50))
         figures.append(figure(f"{kind}_query_p95_ms", percentile_ms(samples[kind], 95), "ms", dot_p95))
-    for f in figures:
-        base = "" if f["baseline"] is None else f"   baseline {f['baseline']} {f['unit']}  ratio {f['ratio']}"
-        print(f"{f['name']:<22} {f['value']:>9} {f['unit']}{base}")
     print(
         f"(query samples: {len(samples['dot'])}; baseline = plain numpy dot over the {args.chunks}x{DIM} matrix)"
     )
-    print(json.dumps({"bench": "ranking", "figures": figures}))
+    print_report("ranking", figures, load_at_start)
 
 
 if __name__ == "__main__":

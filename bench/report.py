@@ -2,7 +2,8 @@
 
 Run: .venv/bin/python bench/report.py [--full] [--localization-repo PATH]   (or `make bench`)
 Each bench script prints its figures and a final JSON line {"bench", "figures"}; this collects them into
-one Markdown table (figure, value, baseline, ratio, target) and writes it to build/bench-report.md.
+one Markdown table (figure, value, baseline, ratio, target, and each bench's own load average) and writes
+it to build/bench-report.md; a value a bench judged untrustworthy (load above 1) is marked so.
 --full runs the sizes the README quotes (50,000 chunks, 10,000 files) and takes much longer.
 """
 
@@ -16,6 +17,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.common import LOAD_LIMIT, UNTRUSTWORTHY  # noqa: E402
 
 QUICK = [
     ["bench/embed.py", "--quick"],
@@ -37,20 +41,29 @@ FULL = [
 ]
 
 
-def run(cmd: list[str]) -> tuple[str, list[dict], float]:
+def run(cmd: list[str]) -> tuple[str, list[dict], float, str]:
+    """(bench name, figures, seconds, the bench's load average at start / end as text)."""
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, *cmd], cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     figures: list[dict] = []
-    name = Path(cmd[0]).stem
+    name, load = Path(cmd[0]).stem, "?"
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith('{"bench"'):
             body = json.loads(line)
             name, figures = body["bench"], body["figures"]
+            if "load" in body:
+                load = " / ".join(f"{body['load'][when][0]:.2f}" for when in ("start", "end"))
             break
     if proc.returncode != 0 or not figures:
         sys.stderr.write(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}\n")
-    return name, figures, elapsed
+    return name, figures, elapsed, load
+
+
+def value_cell(f: dict) -> str:
+    """The value, marked when the bench judged it untrustworthy (1-minute load above 1, bench/common.py)."""
+    text = fmt(f["value"])
+    return text if f.get("trusted", True) else f"{text} ({UNTRUSTWORTHY})"
 
 
 def fmt(value: object) -> str:
@@ -69,22 +82,27 @@ def main() -> None:
     plan = list(FULL if args.full else QUICK)
     for repo in args.localization_repo:
         plan.append(["bench/localization.py", "--repo", str(repo)] + ([] if args.full else ["--quick"]))
-    rows = ["| bench | figure | value | unit | baseline | ratio | target |", "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| bench | load (1 min, start / end) | figure | value | unit | baseline | ratio | target |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     failed = 0
     for cmd in plan:
-        name, figures, elapsed = run(cmd)
-        print(f"{' '.join(cmd)}: {len(figures)} figures in {elapsed:.0f} s", file=sys.stderr)
+        name, figures, elapsed, load = run(cmd)
+        print(f"{' '.join(cmd)}: {len(figures)} figures in {elapsed:.0f} s (load {load})", file=sys.stderr)
         failed += not figures
         for f in figures:
             rows.append(
-                f"| {name} | {f['name']} | {fmt(f['value'])} | {f.get('unit', '')} | {fmt(f.get('baseline'))} "
-                f"| {fmt(f.get('ratio'))} | {f.get('target', '')} |"
+                f"| {name} | {load} | {f['name']} | {value_cell(f)} | {f.get('unit', '')} "
+                f"| {fmt(f.get('baseline'))} | {fmt(f.get('ratio'))} | {f.get('target', '')} |"
             )
     table = "\n".join(rows)
     out = ROOT / "build" / "bench-report.md"
     out.parent.mkdir(exist_ok=True)
     out.write_text(
-        f"Command: `.venv/bin/python bench/report.py{' --full' if args.full else ''}`\n\n{table}\n"
+        f"Command: `.venv/bin/python bench/report.py{' --full' if args.full else ''}`, "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Values marked {UNTRUSTWORTHY} were taken "
+        f"with a 1-minute load average above {LOAD_LIMIT:g}: read their ratios instead.\n\n{table}\n"
     )
     print(table)
     sys.exit(1 if failed else 0)

@@ -155,6 +155,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
 def context_status(progress: Any = None) -> dict[str, Any]:
     """What `lamina context status --json` prints (it builds nothing)."""
     from lamina.index.build import is_fresh
+    from lamina.index.freshness import model_change_reason
     from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json
 
     ctx = open_context(allow_lexical=True, progress=progress)
@@ -166,6 +167,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
     manifest = gen.get("manifest") or {}
     fresh = bool(gen.get("generation")) and is_fresh(ctx)
     counts = gen.get("counts") or {}
+    model_reason = model_change_reason(manifest.get("model_digest"), ctx.model_digest)
     return {
         "identity": {
             "key": ctx.identity.key,
@@ -176,6 +178,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
         "restored": bool(gen.get("restored")),  # re-activated from the pointer journal after a crash
         "fresh": fresh,
         "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
+        "reasons": [model_reason] if model_reason and not fresh else [],
         "pending": gen.get("pending", []),
         "graph_version": manifest.get("graph_version"),
         "source_revision": manifest.get("source_revision"),
@@ -227,7 +230,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     lines = [
         f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
         f"generation:   {st['generation'] or '(none)'} — {st['state']}"
-        + (" (restored after a crash; see last failure)" if st["restored"] else ""),
+        + (" (restored after a crash; see last failure)" if st["restored"] else "")
+        + "".join(f"\n  because     {reason}" for reason in st["reasons"]),
         f"pending:      {', '.join(st['pending']) or 'none'}",
         f"graph:        {st['graph_version']}",
         f"model:        {st['model']} ({str(st['model_digest'])[:16]})",

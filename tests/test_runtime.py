@@ -109,11 +109,12 @@ def test_a_build_whose_checksum_does_not_match_is_not_reused(tmp_path: Path, dev
     copy = tmp_path / dev_asset.name
     shutil.copy(dev_asset, copy)
     shutil.copy(checksum_path(dev_asset), checksum_path(copy))
-    assert existing_asset_is_current(copy, constants.DEV_MODEL_ID, constants.DEV_MODEL_REVISION)
+    pin = (constants.DEV_MODEL_ID, constants.DEV_MODEL_REVISION, constants.EXPORT_ATTN_IMPLEMENTATION)
+    assert existing_asset_is_current(copy, *pin)
     with copy.open("r+b") as handle:
         handle.seek(10_000)
         handle.write(b"\x00\x01")
-    assert not existing_asset_is_current(copy, constants.DEV_MODEL_ID, constants.DEV_MODEL_REVISION)
+    assert not existing_asset_is_current(copy, *pin)
 
 
 # --- Install, verify, status, embed -------------------------------------------------------------------
@@ -419,3 +420,235 @@ def test_fp32_export_matches_torch(dev_asset: Path) -> None:
             ).last_hidden_state
         valid = mask[..., None].astype(bool)
         assert np.abs((onnx_out - torch_out.numpy()) * valid).max() < 1e-4
+
+
+# --- Issue 17: the eager export, the recorded quantization choice, the model-change reason ---------------
+def test_dev_asset_records_how_it_was_exported_and_quantized(dev_asset: Path) -> None:
+    from lamina.runtime.asset import cpu_has_vnni
+
+    record = read_asset_manifest(dev_asset).build
+    assert record is not None, "the dev asset predates issue 17: rebuild it (make runtime)"
+    assert (record.attention, record.attention_guard_nodes) == (constants.EXPORT_ATTN_IMPLEMENTATION, 0)
+    assert (record.quantization, record.weight_type) == ("dynamic", constants.QUANT_WEIGHT_TYPE)
+    assert (record.per_channel, record.reduce_range) == (
+        constants.QUANT_PER_CHANNEL,
+        constants.QUANT_REDUCE_RANGE,
+    )
+    assert record.reason == constants.QUANT_CHOICE_REASON and "VNNI" in record.reason
+    assert record.build_cpu_vnni == cpu_has_vnni()  # built on this machine (conftest builds it if missing)
+    built = json.loads(
+        run_lamina(
+            "runtime", "build-asset", "--dev", "--out", str(dev_asset.parent), "--json", cwd=ROOT
+        ).stdout
+    )
+    assert built["build"]["reduce_range"] == constants.QUANT_REDUCE_RANGE
+
+
+def test_the_dev_model_has_no_attention_guard_nodes(dev_asset: Path, asset_parts: Path) -> None:
+    import onnx
+
+    from lamina.runtime.asset import attention_guard_nodes
+
+    models = [asset_parts / MODEL_FILE, dev_asset.parent / DEV_FP32_MODEL_NAME]
+    for model in (m for m in models if m.exists()):
+        assert attention_guard_nodes(model) == (), model
+        ops = {node.op_type for node in onnx.load(str(model), load_external_data=False).graph.node}
+        assert "IsNaN" not in ops, model
+
+
+def test_attention_guard_nodes_finds_the_sdpa_guards(tmp_path: Path) -> None:
+    import onnx
+    from onnx import TensorProto, helper
+
+    from lamina.runtime.asset import attention_guard_nodes
+
+    def tensor(name: str, kind: int = TensorProto.FLOAT) -> onnx.ValueInfoProto:
+        return helper.make_tensor_value_info(name, kind, [2])
+
+    nodes = [
+        helper.make_node("Equal", ["x", "x"], ["same"], name="/inner/Equal"),
+        helper.make_node("Where", ["same", "x", "x"], ["shape_fix"], name="/inner/Where"),  # not attention
+        helper.make_node("IsNaN", ["shape_fix"], ["nan"], name="/inner/encoder/layer.0/attention/self/IsNaN"),
+        helper.make_node(
+            "Where", ["nan", "x", "x"], ["y"], name="/inner/encoder/layer.0/attention/self/Where"
+        ),
+    ]
+    graph = helper.make_graph(nodes, "g", [tensor("x")], [tensor("y")])
+    path = tmp_path / "guards.onnx"
+    onnx.save(helper.make_model(graph), str(path))
+    assert attention_guard_nodes(path) == (
+        "/inner/encoder/layer.0/attention/self/IsNaN",
+        "/inner/encoder/layer.0/attention/self/Where",
+    )
+
+
+def test_cpu_has_vnni_reads_the_flags_line() -> None:
+    from lamina.runtime.asset import cpu_has_vnni
+
+    assert cpu_has_vnni("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert cpu_has_vnni("flags\t: fpu avx2 avx_vnni\n")
+    assert not cpu_has_vnni("flags\t: fpu sse2 avx2 avx512f\nbugs\t: avx512_vnni_is_not_a_flag_here\n")
+    assert not cpu_has_vnni("")
+
+
+def test_manifests_with_and_without_the_build_record_parse(asset_parts: Path, tmp_path: Path) -> None:
+    from lamina.runtime.asset import parse_manifest, render_manifest
+
+    current = read_asset_manifest_from(asset_parts)
+    assert current.build is not None
+    assert parse_manifest(render_manifest(current), "test") == current
+    older = AssetManifest(**{**current.__dict__, "build": None})  # an asset built before issue 17
+    data = render_manifest(older)
+    assert b"[quantization]" not in data and parse_manifest(data, "test").build is None
+    broken = render_manifest(current).replace(b"reduce_range = ", b"reduce_rang = ")
+    with pytest.raises(LaminaError) as caught:
+        parse_manifest(broken, "test manifest")
+    assert_integrity(caught.value, "test manifest")
+
+
+def test_an_asset_built_with_other_settings_is_rebuilt_not_reused(tmp_path: Path, asset_parts: Path) -> None:
+    import dataclasses
+
+    from lamina.runtime.asset import existing_asset_is_current
+
+    manifest = read_asset_manifest_from(asset_parts)
+    assert manifest.build is not None
+    pin = (constants.DEV_MODEL_ID, constants.DEV_MODEL_REVISION, constants.EXPORT_ATTN_IMPLEMENTATION)
+    variants = {
+        "current": (manifest.build, True),
+        "before issue 17": (None, False),
+        "sdpa export": (dataclasses.replace(manifest.build, attention="sdpa"), False),
+        "other reduce_range": (
+            dataclasses.replace(manifest.build, reduce_range=not manifest.build.reduce_range),
+            False,
+        ),
+    }
+    for label, (record, reusable) in variants.items():
+        target = tmp_path / label / "asset.tar"
+        write_asset(
+            target, asset_parts / MODEL_FILE, asset_parts / TOKENIZER_FILE, model_id=manifest.model_id,
+            revision=manifest.revision, dimension=manifest.dimension, build=record,
+        )  # fmt: skip
+        assert existing_asset_is_current(target, *pin) is reusable, label
+
+
+def _reference_encode(encoder: object, texts: list[str]) -> np.ndarray:
+    """The Embedder's arithmetic before issue 17's speed work, verbatim in effect: list ids, padded arrays,
+    astype(float64).mean, np.linalg.norm, astype(float32), np.stack."""
+    ids = [list(e.ids) for e in encoder.tokenizer.encode_batch(texts)]  # type: ignore[attr-defined]
+    rows: list[np.ndarray | None] = [None] * len(ids)
+    for batch in length_sorted_batches([len(i) for i in ids], 1):
+        (index,) = batch
+        width = len(ids[index])
+        input_ids = np.full((1, width), encoder.pad_id, dtype=np.int64)  # type: ignore[attr-defined]
+        attention = np.zeros((1, width), dtype=np.int64)
+        input_ids[0, :width] = ids[index]
+        attention[0, :width] = 1
+        (states,) = encoder.session.run(  # type: ignore[attr-defined]
+            [encoder.output_name],
+            {"input_ids": input_ids, "attention_mask": attention},  # type: ignore[attr-defined]
+        )
+        pooled = np.asarray(states, dtype=np.float32)[0, :width].astype(np.float64).mean(axis=0)
+        norm = np.linalg.norm(pooled)
+        rows[index] = (pooled / norm if norm > 0 else pooled).astype(np.float32)
+    return np.stack([row for row in rows if row is not None])
+
+
+def test_embedder_vectors_are_bit_identical_to_the_reference_arithmetic(lamina_home: Path) -> None:
+    texts = [
+        "def parse_config(path):\n    with open(path) as handle:\n        return toml.load(handle)",
+        "",
+        "x",
+        "héllo wörld — ünïcode ≠ ∑ 日本語",
+        "class Cart:\n    def total(self):\n        return sum(line.price * line.qty for line in self.lines)\n"
+        * 9,
+        "z" * 5000,  # truncated to max_tokens
+        *[
+            f"async def handler_{i}(request):\n    return await respond(request, {i})" * (1 + i % 11)
+            for i in range(24)
+        ],
+    ]
+    embedder = load_embedder(home=lamina_home)
+    reference = _reference_encode(embedder._encoder, texts)
+    vectors = embedder.embed(texts)
+    assert vectors.dtype == np.float32 and vectors.shape == reference.shape
+    assert vectors.tobytes() == reference.tobytes()
+
+
+def _craft_reinstall(asset_parts: Path, out: Path, reason: str) -> Path:
+    """The same model and tokenizer under a different build record: a new manifest, so a new model digest."""
+    import dataclasses
+
+    manifest = read_asset_manifest_from(asset_parts)
+    assert manifest.build is not None
+    target = out / "rebuilt.tar"
+    write_asset(
+        target, asset_parts / MODEL_FILE, asset_parts / TOKENIZER_FILE, model_id=manifest.model_id,
+        revision=manifest.revision, dimension=manifest.dimension,
+        build=dataclasses.replace(manifest.build, reason=reason),
+    )  # fmt: skip
+    return target
+
+
+@pytest.mark.slow
+def test_context_status_says_the_model_digest_changed(
+    tmp_path: Path, dev_asset: Path, asset_parts: Path
+) -> None:
+    from tests.helpers import EXAMPLE_GRAPH, make_repo
+
+    home = tmp_path / "home"
+    env = {"LAMINA_HOME": str(home)}
+    install_asset(dev_asset, home)
+    old_digest = installed_runtime(home).model_digest
+    repo = make_repo(tmp_path / "shop", {
+        "lamina.toml": '[graph]\npaths = ["product/**/*.toml"]\n[index]\ninclude = ["**/*"]\nexclude = ["product/**"]\n',
+        "product/checkout.toml": EXAMPLE_GRAPH.read_text(),
+        "src/payments.py": "def capture_payment(order):\n    return order.charge()\n",
+    })  # fmt: skip
+
+    def status() -> dict:
+        proc = run_lamina("context", "status", "--json", cwd=repo, env=env)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return json.loads(proc.stdout)
+
+    try:
+        run_lamina("work", "prepare", "capture payment", "--json", cwd=repo, env=env, check=True)
+        before = status()
+        assert before["fresh"] is True and before["reasons"] == []
+        install_asset(_craft_reinstall(asset_parts, tmp_path, "a re-export"), home)
+        new_digest = installed_runtime(home).model_digest
+        assert new_digest != old_digest
+        after = status()
+        assert after["fresh"] is False and after["state"] == "stale"
+        assert len(after["reasons"]) == 1
+        assert after["reasons"][0].startswith(f"model digest changed: {old_digest[:16]} → {new_digest[:16]}")
+        human = run_lamina("context", "status", cwd=repo, env=env, check=True).stdout
+        assert f"model digest changed: {old_digest[:16]} → {new_digest[:16]}" in human
+        run_lamina("work", "prepare", "capture payment", "--json", cwd=repo, env=env, check=True)
+        rebuilt = status()
+        assert rebuilt["fresh"] is True and rebuilt["reasons"] == []
+        assert rebuilt["last_build"]["chunks_embedded"] == rebuilt["last_build"]["chunks_total"] > 0
+    finally:
+        run_lamina("graphd", "stop", cwd=repo, env=env)
+
+
+@pytest.mark.slow
+def test_an_sdpa_export_holds_guard_nodes_and_a_release_build_records_them(
+    tmp_path: Path, asset_parts: Path
+) -> None:
+    from lamina.runtime.asset import attention_guard_nodes
+    from lamina.runtime.export_dev import dev_model_dir, export_fp32_onnx
+
+    snapshot = tmp_path / "snapshot"
+    (snapshot / "onnx").mkdir(parents=True)
+    export_fp32_onnx(dev_model_dir(), snapshot / "onnx" / MODEL_FILE, attention="sdpa")
+    guards = attention_guard_nodes(snapshot / "onnx" / MODEL_FILE)
+    assert len(guards) >= 6  # one IsNaN (and Where nodes) per attention layer: the trap the dev build refuses
+    shutil.copy(asset_parts / TOKENIZER_FILE, snapshot / TOKENIZER_FILE)
+    proc = run_lamina(
+        "runtime", "build-asset", "--from-snapshot", str(snapshot), "--out", str(tmp_path / "out"), "--json"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"holds {len(guards)} attention guard node(s)" in proc.stderr
+    record = json.loads(proc.stdout)["build"]
+    assert (record["attention"], record["attention_guard_nodes"]) == ("snapshot", len(guards))

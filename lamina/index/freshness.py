@@ -107,3 +107,16 @@ def quick_check(cwd: str) -> str | None:
         return None
     now = quick_key(root, common_dir, blake3.blake3(raw).hexdigest(), changed, globs, pointer)
     return str(label) if now == recorded else None
+
+
+def model_change_reason(indexed_model_digest: str | None, installed_model_digest: str) -> str | None:
+    """Why an index is stale because of the runtime, or None: the model digest it was embedded with is not
+    the installed one (a new asset, e.g. a re-export), so every chunk re-embeds once on the next build."""
+    if not indexed_model_digest or indexed_model_digest == installed_model_digest:
+        return None
+    installed = installed_model_digest[:16] if installed_model_digest else "none (lexical only)"
+    return (
+        f"model digest changed: {indexed_model_digest[:16]} → {installed} "
+        "(the installed runtime differs from the one the index was embedded with; the next build re-embeds "
+        "every chunk once)"
+    )

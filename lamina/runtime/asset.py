@@ -63,6 +63,23 @@ class FileEntry:
 
 
 @dataclass(frozen=True)
+class BuildRecord:
+    """How the model file was made, and why: the manifest's [export] and [quantization] tables.
+
+    Optional in format_version 1 (assets built before issue 17 have none); readers that do not know the
+    tables ignore them."""
+
+    attention: str  # the export's attention implementation ("eager"), or "snapshot" for a release build
+    attention_guard_nodes: int  # IsNaN nodes, and Where nodes inside attention, left in the source graph
+    quantization: str  # "dynamic"
+    weight_type: str
+    per_channel: bool
+    reduce_range: bool
+    build_cpu_vnni: bool  # whether the CPU that built the asset has VNNI (the choice depends on it)
+    reason: str
+
+
+@dataclass(frozen=True)
 class AssetManifest:
     model_id: str
     revision: str
@@ -72,6 +89,7 @@ class AssetManifest:
     normalize: bool
     format_version: int
     files: tuple[FileEntry, ...]  # every asset file except the manifest itself, sorted by name
+    build: BuildRecord | None = None
 
     def entry(self, name: str) -> FileEntry:
         for item in self.files:
@@ -93,7 +111,37 @@ def render_manifest(manifest: AssetManifest) -> bytes:
         },
         "files": {f.name: {"blake3": f.blake3, "size": f.size} for f in manifest.files},
     }
+    if manifest.build is not None:
+        record = manifest.build
+        document["export"] = {
+            "attention": record.attention,
+            "attention_guard_nodes": record.attention_guard_nodes,
+        }
+        document["quantization"] = {
+            "method": record.quantization,
+            "weight_type": record.weight_type,
+            "per_channel": record.per_channel,
+            "reduce_range": record.reduce_range,
+            "build_cpu_vnni": record.build_cpu_vnni,
+            "reason": record.reason,
+        }
     return tomli_w.dumps(document).encode("utf-8")
+
+
+def _parse_build_record(document: Mapping[str, Any]) -> BuildRecord | None:
+    if "quantization" not in document and "export" not in document:
+        return None
+    export, quantization = document["export"], document["quantization"]
+    return BuildRecord(
+        attention=str(export["attention"]),
+        attention_guard_nodes=int(export["attention_guard_nodes"]),
+        quantization=str(quantization["method"]),
+        weight_type=str(quantization["weight_type"]),
+        per_channel=bool(quantization["per_channel"]),
+        reduce_range=bool(quantization["reduce_range"]),
+        build_cpu_vnni=bool(quantization["build_cpu_vnni"]),
+        reason=str(quantization["reason"]),
+    )
 
 
 def parse_manifest(data: bytes, source: str) -> AssetManifest:
@@ -114,6 +162,7 @@ def parse_manifest(data: bytes, source: str) -> AssetManifest:
             normalize=bool(model["normalize"]),
             format_version=int(document["format_version"]),
             files=files,
+            build=_parse_build_record(document),
         )
     except (
         UnicodeDecodeError,
@@ -237,8 +286,20 @@ def read_asset_manifest(asset: Path) -> AssetManifest:
     return parse_manifest(data, f"{asset}:{MANIFEST_FILE}")
 
 
-def existing_asset_is_current(asset: Path, model_id: str, revision: str) -> bool:
-    """A built asset can be reused when its checksum file vouches for it and it names the same pin."""
+def built_with_current_settings(manifest: AssetManifest, attention: str) -> bool:
+    """The manifest records the export attention and quantization settings this Lamina would use."""
+    record = manifest.build
+    return record is not None and (
+        record.attention,
+        record.weight_type,
+        record.per_channel,
+        record.reduce_range,
+    ) == (attention, constants.QUANT_WEIGHT_TYPE, constants.QUANT_PER_CHANNEL, constants.QUANT_REDUCE_RANGE)
+
+
+def existing_asset_is_current(asset: Path, model_id: str, revision: str, attention: str) -> bool:
+    """A built asset can be reused when its checksum file vouches for it, it names the same pin and it was
+    built with today's export and quantization settings (an older asset is rebuilt, not reused)."""
     if not (asset.exists() and checksum_path(asset).exists()):
         return False
     try:
@@ -246,7 +307,9 @@ def existing_asset_is_current(asset: Path, model_id: str, revision: str) -> bool
         manifest = read_asset_manifest(asset)
     except LaminaError:
         return False
-    return (manifest.model_id, manifest.revision) == (model_id, revision)
+    return (manifest.model_id, manifest.revision) == (model_id, revision) and built_with_current_settings(
+        manifest, attention
+    )
 
 
 # --- Writing an asset -----------------------------------------------------------------------------
@@ -280,6 +343,7 @@ def write_asset(
     model_id: str,
     revision: str,
     dimension: int,
+    build: BuildRecord | None = None,
 ) -> AssetManifest:
     """Write target (tar) and target.blake3, each atomically; the checksum file is written last."""
     sources = {MODEL_FILE: model, TOKENIZER_FILE: tokenizer}
@@ -294,6 +358,7 @@ def write_asset(
         files=tuple(
             FileEntry(name, blake3_file(path), path.stat().st_size) for name, path in sorted(sources.items())
         ),
+        build=build,
     )
     manifest_bytes = render_manifest(manifest)
 
@@ -322,6 +387,50 @@ class BuiltAsset:
     manifest: AssetManifest
     reused: bool
     timings: Mapping[str, float]  # stage -> seconds
+
+
+def cpu_has_vnni(cpuinfo: str | None = None) -> bool:
+    """Whether this CPU has VNNI (avx512_vnni or avx_vnni): onnxruntime's u8s8 kernels then accumulate
+    in int32 directly; without it they pass through an int16 step that full 8-bit weights can saturate."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            return bool(flags & {"avx512_vnni", "avx_vnni"})
+    return False
+
+
+def attention_guard_nodes(model: Path) -> tuple[str, ...]:
+    """The names of the nodes transformers' default (sdpa) attention leaves in a TorchScript export: every
+    IsNaN, and every Where inside an attention block. Where nodes elsewhere (the one-off mask and shape
+    arithmetic before the first layer) are not counted."""
+    import onnx
+
+    graph = onnx.load(str(model), load_external_data=False).graph
+    return tuple(
+        node.name
+        for node in graph.node
+        if node.op_type == "IsNaN" or (node.op_type == "Where" and "/attention/" in node.name)
+    )
+
+
+def build_record(attention: str, guard_nodes: int) -> BuildRecord:
+    """What the manifest records about the build: the constants' settings, the build CPU, and why."""
+    vnni = cpu_has_vnni()
+    return BuildRecord(
+        attention=attention,
+        attention_guard_nodes=guard_nodes,
+        quantization="dynamic",
+        weight_type=constants.QUANT_WEIGHT_TYPE,
+        per_channel=constants.QUANT_PER_CHANNEL,
+        reduce_range=constants.QUANT_REDUCE_RANGE,
+        build_cpu_vnni=vnni,
+        reason=constants.QUANT_CHOICE_REASON,
+    )
 
 
 def quantize_dynamic_int8(fp32: Path, int8: Path) -> None:
@@ -362,6 +471,7 @@ def _quantize_and_package(
     model_id: str,
     revision: str,
     check_dimension: Callable[[int], int],
+    record: BuildRecord,
     timings: dict[str, float],
     progress: Progress,
 ) -> AssetManifest:
@@ -376,8 +486,9 @@ def _quantize_and_package(
         "package",
         progress,
         lambda: write_asset(
-            target, int8, tokenizer, model_id=model_id, revision=revision, dimension=dimension
-        ),
+            target, int8, tokenizer, model_id=model_id, revision=revision, dimension=dimension,
+            build=record,
+        ),  # fmt: skip
     )
     return manifest
 
@@ -389,7 +500,9 @@ def build_dev_asset(out_dir: Path, progress: Progress, *, force: bool = False) -
     kept next to it (DEV_FP32_MODEL_NAME) for the INT8-vs-FP32 comparison in bench/embed.py.
     """
     target = out_dir / DEV_ASSET_NAME
-    if not force and existing_asset_is_current(target, constants.DEV_MODEL_ID, constants.DEV_MODEL_REVISION):
+    if not force and existing_asset_is_current(
+        target, constants.DEV_MODEL_ID, constants.DEV_MODEL_REVISION, constants.EXPORT_ATTN_IMPLEMENTATION
+    ):
         progress(f"{target} is up to date")
         return BuiltAsset(target, checksum_path(target), read_asset_manifest(target), True, {})
     from lamina.runtime import export_dev  # torch and transformers: the `export` extra only
@@ -402,6 +515,13 @@ def build_dev_asset(out_dir: Path, progress: Progress, *, force: bool = False) -
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".build-") as work:
         fp32_tmp = Path(work) / "fp32.onnx"
         _timed(timings, "export", progress, lambda: export_dev.export_fp32_onnx(model_dir, fp32_tmp))
+        guards = attention_guard_nodes(fp32_tmp)
+        if guards:
+            raise LaminaError(
+                "LAMINA_INTERNAL",
+                f"the FP32 export still holds {len(guards)} attention guard node(s) ({', '.join(guards[:3])}…)",
+                f"Export with attn_implementation={constants.EXPORT_ATTN_IMPLEMENTATION!r} (docs/runtime.md).",
+            )
         expected = export_dev.dev_hidden_size(model_dir)
 
         def check_dev(dimension: int) -> int:
@@ -413,7 +533,8 @@ def build_dev_asset(out_dir: Path, progress: Progress, *, force: bool = False) -
 
         manifest = _quantize_and_package(
             fp32_tmp, model_dir / TOKENIZER_FILE, Path(work), target, constants.DEV_MODEL_ID,
-            constants.DEV_MODEL_REVISION, check_dev, timings, progress,
+            constants.DEV_MODEL_REVISION, check_dev,
+            build_record(constants.EXPORT_ATTN_IMPLEMENTATION, 0), timings, progress,
         )  # fmt: skip
         os.replace(fp32_tmp, fp32)
     progress(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
@@ -458,17 +579,25 @@ def build_release_asset(
             )
     target = out_dir / RELEASE_ASSET_NAME
     if not force and existing_asset_is_current(
-        target, constants.RELEASE_MODEL_ID, constants.RELEASE_MODEL_REVISION
+        target, constants.RELEASE_MODEL_ID, constants.RELEASE_MODEL_REVISION, "snapshot"
     ):
         progress(f"{target} is up to date")
         return BuiltAsset(target, checksum_path(target), read_asset_manifest(target), True, {})
     out_dir.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
+    # A snapshot's ONNX export is used as shipped, so it may carry the sdpa guards the dev export avoids:
+    # counted and recorded in the manifest, and said aloud (re-exporting needs the model's own code).
+    guards = attention_guard_nodes(source_model)
+    if guards:
+        progress(
+            f"warning: {source_model} holds {len(guards)} attention guard node(s) (IsNaN/Where from an sdpa "
+            "export); they cost ~10% of inference time (docs/runtime.md)"
+        )
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".build-") as work:
         manifest = _quantize_and_package(
             source_model.resolve(), tokenizer.resolve(), Path(work), target, constants.RELEASE_MODEL_ID,
             constants.RELEASE_MODEL_REVISION, lambda measured: _snapshot_dimension(snapshot, measured),
-            timings, progress,
+            build_record("snapshot", len(guards)), timings, progress,
         )  # fmt: skip
     progress(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
     return BuiltAsset(target, checksum_path(target), manifest, False, timings)

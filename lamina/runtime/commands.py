@@ -7,6 +7,7 @@ Progress of the slow build goes to stderr; results go to stdout (JSON with --jso
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,8 @@ def _manifest_json(manifest: Any) -> dict[str, Any]:
         "max_tokens": manifest.max_tokens,
         "format_version": manifest.format_version,
         "files": {entry.name: {"blake3": entry.blake3, "size": entry.size} for entry in manifest.files},
+        # how the model file was exported and quantized, and why (None for assets built before issue 17)
+        "build": dataclasses.asdict(manifest.build) if manifest.build is not None else None,
     }
 
 

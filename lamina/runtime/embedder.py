@@ -8,6 +8,7 @@ Only onnxruntime, tokenizers and numpy are needed here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,9 @@ class OnnxEncoder:
             )
         outputs = [item.name for item in session.get_outputs()]
         self.output_name = "last_hidden_state" if "last_hidden_state" in outputs else outputs[0]
+        self._outputs = [self.output_name]
+        fast = getattr(tokenizer, "encode_batch_fast", None)  # tokenizers >= 0.20
+        self._encode_batch = fast if fast is not None else tokenizer.encode_batch
 
     @classmethod
     def open(
@@ -84,23 +88,33 @@ class OnnxEncoder:
         return cls(session, tokenizer, pad_id=pad_id, batch_size=batch_size, model_path=model)
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
-        return [list(encoding.ids) for encoding in self.tokenizer.encode_batch(list(texts))]
+        return [list(ids) for ids in self.token_arrays(texts)]
 
-    def batch_inputs(self, token_ids: Sequence[Sequence[int]]) -> dict[str, np.ndarray]:
-        """Pad one batch to its longest member."""
-        width = max(len(ids) for ids in token_ids)
-        input_ids = np.full((len(token_ids), width), self.pad_id, dtype=np.int64)
-        attention = np.zeros((len(token_ids), width), dtype=np.int64)
-        for row, ids in enumerate(token_ids):
-            input_ids[row, : len(ids)] = ids
-            attention[row, : len(ids)] = 1
+    def token_arrays(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Token ids per text as int64 arrays, ready to feed. encode_batch_fast skips the character offsets
+        (which nothing here reads); the ids are the same as encode_batch's."""
+        encodings = self._encode_batch(list(texts))
+        return [np.array(encoding.ids, dtype=np.int64) for encoding in encodings]
+
+    def batch_inputs(self, token_ids: Sequence[Sequence[int] | np.ndarray]) -> dict[str, np.ndarray]:
+        """Pad one batch to its longest member (a batch of one needs no padding and no copying)."""
+        if len(token_ids) == 1:
+            input_ids = np.asarray(token_ids[0], dtype=np.int64).reshape(1, -1)
+            attention = np.ones_like(input_ids)
+        else:
+            width = max(len(ids) for ids in token_ids)
+            input_ids = np.full((len(token_ids), width), self.pad_id, dtype=np.int64)
+            attention = np.zeros((len(token_ids), width), dtype=np.int64)
+            for row, ids in enumerate(token_ids):
+                input_ids[row, : len(ids)] = ids
+                attention[row, : len(ids)] = 1
         feeds = {"input_ids": input_ids, "attention_mask": attention}
         if "token_type_ids" in self.input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         return {name: feeds[name] for name in self.input_names}
 
     def hidden_states(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        (states,) = self.session.run([self.output_name], feeds)
+        (states,) = self.session.run(self._outputs, feeds)
         result: np.ndarray = np.asarray(states, dtype=np.float32)
         if result.ndim != 3:
             raise integrity_error(
@@ -109,24 +123,34 @@ class OnnxEncoder:
         return result
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        token_ids = self.tokenize(texts)
-        rows: list[np.ndarray | None] = [None] * len(token_ids)
+        """Rows in input order. Pooling: the float64 mean of each row's own tokens (padding never enters
+        the sum), then L2 normalisation — the same arithmetic, in the same order, as before issue 17's
+        speed work, so vectors are bit-identical to it (tests/test_runtime.py)."""
+        token_ids = self.token_arrays(texts)
+        if not token_ids:
+            return np.zeros((0, self.output_dimension()), dtype=np.float32)
+        rows: np.ndarray | None = None
         for batch in length_sorted_batches([len(ids) for ids in token_ids], self.batch_size):
             batch_ids = [token_ids[index] for index in batch]
             states = self.hidden_states(self.batch_inputs(batch_ids))
+            if rows is None:
+                rows = np.empty((len(token_ids), states.shape[-1]), dtype=np.float32)
             for row, index in enumerate(batch):
-                # Pool each row over its own tokens only, so padding never enters the sum.
-                pooled = states[row, : len(batch_ids[row])].astype(np.float64).mean(axis=0)
-                norm = np.linalg.norm(pooled)
-                rows[index] = (pooled / norm if norm > 0 else pooled).astype(np.float32)
-        if not rows:
-            return np.zeros((0, self.output_dimension()), dtype=np.float32)
-        return np.stack([row for row in rows if row is not None])
+                rows[index] = _mean_pool_normalised(states[row, : len(batch_ids[row])])
+        assert rows is not None
+        return rows
 
     def output_dimension(self) -> int:
         """The hidden size the model really produces (declared ONNX shapes can be symbolic or wrong)."""
         feeds = self.batch_inputs(self.tokenize([_PROBE_TEXT]))
         return int(self.hidden_states(feeds).shape[-1])
+
+
+def _mean_pool_normalised(states: np.ndarray) -> np.ndarray:
+    """(tokens, dim) float32 → (dim,) float32: float64 mean over tokens, then divided by its L2 norm."""
+    pooled = np.add.reduce(states, axis=0, dtype=np.float64) / states.shape[0]
+    norm = math.sqrt(float(np.dot(pooled, pooled)))
+    return pooled / norm if norm > 0 else pooled
 
 
 def check_output_dimension(encoder: OnnxEncoder, directory: Path, manifest_dimension: int) -> None:

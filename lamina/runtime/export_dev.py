@@ -37,9 +37,12 @@ def dev_hidden_size(model_dir: Path) -> int:
     return int(json.loads((model_dir / "config.json").read_text(encoding="utf-8"))["hidden_size"])
 
 
-def export_fp32_onnx(model_dir: Path, out_path: Path) -> None:
+def export_fp32_onnx(
+    model_dir: Path, out_path: Path, attention: str = constants.EXPORT_ATTN_IMPLEMENTATION
+) -> None:
     """torch → ONNX (TorchScript exporter), inputs input_ids/attention_mask, output last_hidden_state,
-    dynamic batch and sequence axes."""
+    dynamic batch and sequence axes. `attention` is transformers' attn_implementation: the build always
+    uses the default ("eager"); bench/embed.py exports "sdpa" to rebuild the pre-issue-17 asset."""
     os.environ["HF_HUB_OFFLINE"] = "1"  # transformers must never reach for the hub
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     try:
@@ -48,7 +51,11 @@ def export_fp32_onnx(model_dir: Path, out_path: Path) -> None:
     except ImportError as exc:
         raise LaminaError("LAMINA_USAGE", f"cannot import the exporter: {exc}", _EXTRA_HINT) from exc
 
-    model = AutoModel.from_pretrained(str(model_dir), local_files_only=True).eval()
+    # Eager attention: transformers' default (sdpa) path traces into IsNaN/Where nodes that guard fully
+    # masked rows; they cost ~10% of kernel time at batch size 1 and are never needed (docs/runtime.md).
+    model = AutoModel.from_pretrained(
+        str(model_dir), local_files_only=True, attn_implementation=attention
+    ).eval()
 
     class LastHiddenState(torch.nn.Module):
         # transformers 5 rejects positional calls, so the wrapper passes keywords.

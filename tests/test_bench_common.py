@@ -1,0 +1,88 @@
+"""bench/common.py: the load-average rule every benchmark applies to its figures (issue 17)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from bench.common import (
+    LoadAverage,
+    figure,
+    interleaved_runs,
+    is_absolute,
+    judge,
+    print_report,
+    quiet_enough,
+)
+from tests.conftest import ROOT
+
+QUIET = LoadAverage(0.4, 0.6, 0.8)
+BUSY = LoadAverage(7.3, 3.4, 1.4)
+FIGURES = [
+    figure("embed_chunks_per_s", 81.2, "chunks/s"),
+    figure("cold build", 80.2, "s", 71.3),
+    figure("embedder_vs_bare_ort", 0.97, "ratio"),
+    figure("int8_fp32_cosine_median", 0.9919, "cosine", 0.9919),
+]
+
+
+def test_the_one_minute_load_average_above_one_is_not_quiet() -> None:
+    assert quiet_enough(0.0) and quiet_enough(0.99) and quiet_enough(1.0)
+    assert not quiet_enough(1.01) and not quiet_enough(7.3)
+
+
+def test_a_quiet_run_trusts_every_figure() -> None:
+    quiet, judged = judge(FIGURES, QUIET, QUIET)
+    assert quiet and all(f["trusted"] for f in judged)
+
+
+@pytest.mark.parametrize("start,end", [(BUSY, QUIET), (QUIET, BUSY), (BUSY, BUSY)])
+def test_a_busy_start_or_end_distrusts_absolute_figures_only(start: LoadAverage, end: LoadAverage) -> None:
+    quiet, judged = judge(FIGURES, start, end)
+    assert not quiet
+    assert {f["name"]: f["trusted"] for f in judged} == {
+        "embed_chunks_per_s": False,
+        "cold build": False,
+        "embedder_vs_bare_ort": True,
+        "int8_fp32_cosine_median": True,
+    }
+    assert [f["value"] for f in judged] == [f["value"] for f in FIGURES]  # marked, never altered
+
+
+def test_units_that_do_not_move_with_load() -> None:
+    assert not is_absolute("ratio") and not is_absolute("cosine") and not is_absolute("lines")
+    assert is_absolute("s") and is_absolute("ms") and is_absolute("chunks/s") and is_absolute("MB")
+
+
+def test_print_report_marks_absolute_figures_and_prints_the_load(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(os, "getloadavg", lambda: (BUSY.one, BUSY.five, BUSY.fifteen))
+    print_report("embed", FIGURES, QUIET)
+    lines = capsys.readouterr().out.splitlines()
+    assert "UNTRUSTWORTHY" in lines[0] and "UNTRUSTWORTHY" in lines[1]  # chunks/s, s
+    assert "UNTRUSTWORTHY" not in lines[2] and "UNTRUSTWORTHY" not in lines[3]  # ratio, cosine
+    assert "load average at start 0.40 0.60 0.80, at end 7.30 3.40 1.40" in lines[4]
+    document = json.loads(lines[-1])
+    assert document["trusted"] is False
+    assert document["load"] == {"start": [0.4, 0.6, 0.8], "end": [7.3, 3.4, 1.4]}
+    assert [f["trusted"] for f in document["figures"]] == [False, False, True, True]
+
+
+def test_interleaved_runs_alternate_the_actions() -> None:
+    order: list[str] = []
+    passes = interleaved_runs({"a": lambda: order.append("a"), "b": lambda: order.append("b")}, 3)
+    assert order == ["a", "b", "a", "b", "a", "b"]
+    assert [len(passes.wall[k]) for k in "ab"] == [3, 3] and [len(passes.cpu[k]) for k in "ab"] == [3, 3]
+    assert all(s >= 0 for s in passes.wall["a"] + passes.cpu["b"])
+
+
+@pytest.mark.parametrize(
+    "bench", ["embed.py", "ranking.py", "graphd.py", "graph_closure.py", "packet.py", "prepare.py"]
+)
+def test_every_performance_bench_prints_the_load_and_judges_its_figures(bench: str) -> None:
+    source = (Path(ROOT) / "bench" / bench).read_text(encoding="utf-8")
+    assert "start_bench(" in source and "print_report(" in source and "load_at_start)" in source
