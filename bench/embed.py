@@ -34,7 +34,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench.common import figure, interleaved_runs, print_report, start_bench  # noqa: E402
 from lamina import constants  # noqa: E402
-from lamina.runtime.embedder import OnnxEncoder, length_sorted_batches, load_embedder  # noqa: E402
+from lamina.runtime.embedder import load_embedder  # noqa: E402
+from lamina.runtime.encoder import OnnxEncoder, length_sorted_batches  # noqa: E402
 from lamina.runtime.paths import DEV_FP32_MODEL_NAME, TOKENIZER_FILE  # noqa: E402
 
 TARGET_TOKENS = 200

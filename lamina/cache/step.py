@@ -31,7 +31,7 @@ def _remote(ctx: BuildContext) -> RemoteCache | None:
 
 
 def _model_dimension(ctx: BuildContext) -> int | None:
-    from lamina.runtime.info import installed_runtime
+    from lamina.runtime.install import installed_runtime
 
     try:
         info = installed_runtime()

@@ -121,7 +121,7 @@ class BuildContext:
         """ "<model id>@<revision>" (reads and checks the installed manifest), or "none" when lexical-only."""
         if self.lexical_only:
             return "none"
-        from lamina.runtime.info import installed_runtime
+        from lamina.runtime.install import installed_runtime
 
         info = installed_runtime()
         if info.model_digest != self.model_digest:

@@ -448,7 +448,7 @@ def quantize_dynamic_int8(fp32: Path, int8: Path) -> None:
 
 def probe_output_dimension(model: Path, tokenizer: Path) -> int:
     """Run the model once on a real tokenized input and read the hidden size it actually produces."""
-    from lamina.runtime.embedder import OnnxEncoder
+    from lamina.runtime.encoder import OnnxEncoder
 
     encoder = OnnxEncoder.open(model, tokenizer, max_tokens=constants.EMBED_MAX_TOKENS, threads=1)
     return encoder.output_dimension()
@@ -486,7 +486,12 @@ def _quantize_and_package(
         "package",
         progress,
         lambda: write_asset(
-            target, int8, tokenizer, model_id=model_id, revision=revision, dimension=dimension,
+            target,
+            int8,
+            tokenizer,
+            model_id=model_id,
+            revision=revision,
+            dimension=dimension,
             build=record,
         ),  # fmt: skip
     )

@@ -51,19 +51,4 @@ class RuntimeInfo:
     model_digest: str  # blake3 hex of manifest.toml bytes (the manifest covers all file digests)
 
 
-def installed_runtime(home: Path | None = None) -> RuntimeInfo:
-    """The active runtime, checked cheaply: pointer, manifest digest, format and pin (no large hashing)."""
-    from lamina.runtime.install import read_installed_manifest
-
-    installed = read_installed_manifest(home)
-    return RuntimeInfo(
-        directory=installed.directory,
-        model_id=installed.manifest.model_id,
-        revision=installed.manifest.revision,
-        dimension=installed.manifest.dimension,
-        max_tokens=installed.manifest.max_tokens,
-        model_digest=installed.manifest_digest,
-    )
-
-
-__all__ = ["Pointer", "RuntimeInfo", "installed_model_digest", "installed_runtime", "read_pointer"]
+__all__ = ["Pointer", "RuntimeInfo", "installed_model_digest", "read_pointer"]

@@ -27,7 +27,7 @@ from lamina.runtime.asset import (
     check_pin,
     parse_manifest,
 )
-from lamina.runtime.info import read_pointer
+from lamina.runtime.info import RuntimeInfo, read_pointer
 from lamina.runtime.paths import (
     ASSET_FILES,
     MANIFEST_FILE,
@@ -84,6 +84,19 @@ def read_installed_manifest(home: Path | None = None) -> InstalledRuntime:
         raise integrity_error(f"{pointer.directory} is missing (named by {current_pointer(home)})")
     manifest, digest, pin = _load_manifest(pointer.directory, pointer.manifest_digest)
     return InstalledRuntime(pointer.directory, manifest, digest, pin)
+
+
+def installed_runtime(home: Path | None = None) -> RuntimeInfo:
+    """The active runtime, checked cheaply: pointer, manifest digest, format and pin (no large hashing)."""
+    installed = read_installed_manifest(home)
+    return RuntimeInfo(
+        directory=installed.directory,
+        model_id=installed.manifest.model_id,
+        revision=installed.manifest.revision,
+        dimension=installed.manifest.dimension,
+        max_tokens=installed.manifest.max_tokens,
+        model_digest=installed.manifest_digest,
+    )
 
 
 def _verify_directory(directory: Path, expected_digest: str | None) -> InstalledRuntime:
@@ -169,7 +182,7 @@ def _prune(root: Path, keep: set[Path]) -> None:
 
 def _check_model_runs(directory: Path, manifest: AssetManifest) -> None:
     """Load the staged model once and compare its real output size with the manifest."""
-    from lamina.runtime.embedder import OnnxEncoder, check_output_dimension
+    from lamina.runtime.encoder import OnnxEncoder, check_output_dimension
 
     encoder = OnnxEncoder.open(
         directory / MODEL_FILE, directory / TOKENIZER_FILE, max_tokens=manifest.max_tokens, threads=1
