@@ -17,7 +17,7 @@ from lamina.graphd.server import GraphDaemon
 from lamina.index.cas import ContentStore
 from lamina.index.membership import membership_digest
 from lamina.workspace import ensure_dirs, open_workspace
-from tests.helpers import make_repo, synthetic_versions
+from tests.helpers import EXAMPLE_GRAPH, make_repo, synthetic_versions
 
 
 def _entry(identity: str = "i-main", members: int = 3) -> journal.JournalledGeneration:
@@ -151,5 +151,40 @@ def test_an_invalidated_identity_is_not_restored(tmp_path: Path) -> None:
     try:
         status, _ = daemon.op_gen_status({"identity": "i-main"}, b"")
         assert status["generation"] is None and status["last_failure"] is None
+    finally:
+        _close(daemon)
+
+
+def test_a_stopped_graphd_leaves_no_write_ahead_log(tmp_path: Path) -> None:
+    """Ladybug does not close a database while a prepared statement is alive; graphd drops them first."""
+    ws = open_workspace(make_repo(tmp_path / "repo"))
+    ensure_dirs(ws)
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    _activate(daemon, "i-main", synthetic_versions(5))
+    assert Path(str(ws.index_db) + ".wal").exists()  # committed, not yet checkpointed
+    _close(daemon)
+    assert not Path(str(ws.index_db) + ".wal").exists()
+    assert not Path(str(ws.product_db) + ".wal").exists()
+
+
+def test_a_product_store_that_cannot_be_opened_is_replaced(tmp_path: Path) -> None:
+    """The product store holds what the TOML files say; the next build imports them again."""
+    from lamina.graph.load import read_graph_files
+
+    repo = make_repo(tmp_path / "repo", {"product/checkout.toml": EXAMPLE_GRAPH.read_text()})
+    ws = open_workspace(repo)
+    ensure_dirs(ws)
+    files = read_graph_files(repo, ["product/**/*.toml"])
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    version = daemon.op_graph_import({"files": files}, b"")[0]["graph_version"]
+    _close(daemon)
+    with open(ws.product_db, "r+b") as fh:
+        fh.write(os.urandom(8192))
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    try:
+        assert daemon.product.graph_version() is None
+        recovery = daemon.index.recovery()
+        assert recovery is not None and recovery["replaced"]["product"].startswith("replaced")
+        assert daemon.op_graph_import({"files": files}, b"")[0] == {"graph_version": version, "changed": True}
     finally:
         _close(daemon)
