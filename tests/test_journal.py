@@ -188,3 +188,32 @@ def test_a_product_store_that_cannot_be_opened_is_replaced(tmp_path: Path) -> No
         assert daemon.op_graph_import({"files": files}, b"")[0] == {"graph_version": version, "changed": True}
     finally:
         _close(daemon)
+
+
+def test_member_versions_a_current_generation_lost_are_stored_again(tmp_path: Path) -> None:
+    """What one kill in 200 left on 0.22.0 (a kill during graphd's idle fold/checkpoint): the pointer and
+    the generation row, without its newest versions. graphd stores them again from the content store."""
+    import lamina.graph.ladybug as lb
+
+    ws = open_workspace(make_repo(tmp_path / "repo"))
+    ensure_dirs(ws)
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    table = synthetic_versions(150, prefix="a")
+    gen, digest = _activate(daemon, "i-main", table)
+    _close(daemon)
+    db = lb.Database(str(ws.index_db))
+    conn = lb.Connection(db)
+    lost = sorted(table.column("id").to_pylist())[:7]
+    conn.execute("MATCH (v:DocVersion) WHERE v.id IN $ids DELETE v", {"ids": lost})
+    conn.close()
+    db.close()
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    try:
+        assert daemon.index.missing_versions(lost) == []
+        status, _ = daemon.op_gen_status({"identity": "i-main"}, b"")
+        assert status["generation"] == gen and status["digest"] == digest
+        assert status["last_failure"]["repaired"] == [f"{gen} (7 member versions)"]
+        documents = daemon.index.documents(lost)
+        assert sorted(documents.column("id").to_pylist()) == lost
+    finally:
+        _close(daemon)
