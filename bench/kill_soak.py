@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lamina.errors import LaminaError
+
 ROOT = Path(__file__).resolve().parents[1]
 ASSET = ROOT / "build" / "assets" / "lamina-dev-asset.tar"
 GRAPH = ROOT / "tests" / "data" / "checkout.toml"
@@ -305,13 +307,22 @@ class Soak:
                 result.problems.append(f"kill {result.kills} ({phase}): {t.name} had {before[t]}, now {gen}")
                 continue
             if gen not in self.known:  # a complete newer generation, activated just before the kill
-                self.remember(t)
+                try:
+                    self.remember(t)
+                except LaminaError as err:
+                    result.wrong_packets += 1
+                    result.problems.append(f"kill {result.kills}: no packet of {gen}: {err}")
                 continue
             want_digest, want_packet = self.known[gen]
             if digest != want_digest:
                 result.wrong_digests += 1
                 result.problems.append(f"kill {result.kills}: digest of {gen} changed")
-            if self.packet(t) != want_packet:
+            try:
+                packet: dict[str, Any] | None = self.packet(t)
+            except LaminaError as err:
+                packet = None
+                result.problems.append(f"kill {result.kills}: no packet of {gen}: {err}")
+            if packet != want_packet:
                 result.wrong_packets += 1
                 result.problems.append(f"kill {result.kills}: packet of {gen} changed")
         rows_before = self.embedded_rows()

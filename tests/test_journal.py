@@ -17,7 +17,7 @@ from lamina.graphd.server import GraphDaemon
 from lamina.index.cas import ContentStore
 from lamina.index.membership import membership_digest
 from lamina.workspace import ensure_dirs, open_workspace
-from tests.helpers import make_repo, synthetic_versions
+from tests.helpers import EXAMPLE_GRAPH, make_repo, synthetic_versions
 
 
 def _entry(identity: str = "i-main", members: int = 3) -> journal.JournalledGeneration:
@@ -151,5 +151,69 @@ def test_an_invalidated_identity_is_not_restored(tmp_path: Path) -> None:
     try:
         status, _ = daemon.op_gen_status({"identity": "i-main"}, b"")
         assert status["generation"] is None and status["last_failure"] is None
+    finally:
+        _close(daemon)
+
+
+def test_a_stopped_graphd_leaves_no_write_ahead_log(tmp_path: Path) -> None:
+    """Ladybug does not close a database while a prepared statement is alive; graphd drops them first."""
+    ws = open_workspace(make_repo(tmp_path / "repo"))
+    ensure_dirs(ws)
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    _activate(daemon, "i-main", synthetic_versions(5))
+    assert Path(str(ws.index_db) + ".wal").exists()  # committed, not yet checkpointed
+    _close(daemon)
+    assert not Path(str(ws.index_db) + ".wal").exists()
+    assert not Path(str(ws.product_db) + ".wal").exists()
+
+
+def test_a_product_store_that_cannot_be_opened_is_replaced(tmp_path: Path) -> None:
+    """The product store holds what the TOML files say; the next build imports them again."""
+    from lamina.graph.load import read_graph_files
+
+    repo = make_repo(tmp_path / "repo", {"product/checkout.toml": EXAMPLE_GRAPH.read_text()})
+    ws = open_workspace(repo)
+    ensure_dirs(ws)
+    files = read_graph_files(repo, ["product/**/*.toml"])
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    version = daemon.op_graph_import({"files": files}, b"")[0]["graph_version"]
+    _close(daemon)
+    with open(ws.product_db, "r+b") as fh:
+        fh.write(os.urandom(8192))
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    try:
+        assert daemon.product.graph_version() is None
+        recovery = daemon.index.recovery()
+        assert recovery is not None and recovery["replaced"]["product"].startswith("replaced")
+        assert daemon.op_graph_import({"files": files}, b"")[0] == {"graph_version": version, "changed": True}
+    finally:
+        _close(daemon)
+
+
+def test_member_versions_a_current_generation_lost_are_stored_again(tmp_path: Path) -> None:
+    """What one kill in 200 left on 0.22.0 (a kill during graphd's idle fold/checkpoint): the pointer and
+    the generation row, without its newest versions. graphd stores them again from the content store."""
+    import lamina.graph.ladybug as lb
+
+    ws = open_workspace(make_repo(tmp_path / "repo"))
+    ensure_dirs(ws)
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    table = synthetic_versions(150, prefix="a")
+    gen, digest = _activate(daemon, "i-main", table)
+    _close(daemon)
+    db = lb.Database(str(ws.index_db))
+    conn = lb.Connection(db)
+    lost = sorted(table.column("id").to_pylist())[:7]
+    conn.execute("MATCH (v:DocVersion) WHERE v.id IN $ids DELETE v", {"ids": lost})
+    conn.close()
+    db.close()
+    daemon = GraphDaemon(ws, idle_timeout=60)
+    try:
+        assert daemon.index.missing_versions(lost) == []
+        status, _ = daemon.op_gen_status({"identity": "i-main"}, b"")
+        assert status["generation"] == gen and status["digest"] == digest
+        assert status["last_failure"]["repaired"] == [f"{gen} (7 member versions)"]
+        documents = daemon.index.documents(lost)
+        assert sorted(documents.column("id").to_pylist()) == lost
     finally:
         _close(daemon)

@@ -58,8 +58,13 @@ log = logging.getLogger("lamina.ladybug")
 
 ENGINE_VERSION = _package_version("ladybug")
 # The release on which a lenient WAL replay was shown by bench/kill_soak.py to keep every committed
-# transaction (on real_ladybug 0.15.3 it dropped all of them since the last checkpoint).
+# transaction (on real_ladybug 0.15.3 it dropped all of them since the last checkpoint), and the storage
+# format it writes: a database file's header is b"LBUG" and the format as a little-endian u64 (0.15.3
+# wrote 40). A WAL next to a file of another format was written by another release: never replay it
+# leniently (measured: a 0.15.3 WAL replayed leniently by 0.22.0 loses its transactions silently).
 LENIENT_REPLAY_PROVEN_ON = "0.22.0"
+LENIENT_REPLAY_FORMAT = 49
+_MAGIC = b"LBUG"
 
 Database = _engine.Database
 Connection = _engine.Connection
@@ -79,12 +84,28 @@ def open_database(path: Path, **settings: Any) -> OpenedDatabase:
     try:
         return OpenedDatabase(Database(str(path), **settings))
     except RuntimeError as exc:
-        if ENGINE_VERSION != LENIENT_REPLAY_PROVEN_ON or not Path(str(path) + ".wal").exists():
+        if (
+            ENGINE_VERSION != LENIENT_REPLAY_PROVEN_ON
+            or not Path(str(path) + ".wal").exists()
+            or storage_format(path) != LENIENT_REPLAY_FORMAT
+        ):
             raise
         strict_error = str(exc)
     log.warning("%s: strict write-ahead log replay failed (%s); replaying leniently", path, strict_error)
     database = Database(str(path), throw_on_wal_replay_failure=False, **settings)
     return OpenedDatabase(database, lenient_because=strict_error)
+
+
+def storage_format(path: Path) -> int | None:
+    """The storage format a database file's header names (None when it is not a Ladybug file)."""
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(12)
+    except OSError:
+        return None
+    if len(header) < 12 or header[:4] != _MAGIC:
+        return None
+    return int.from_bytes(header[4:12], "little")
 
 
 class StorageFailure(Exception):

@@ -204,9 +204,23 @@ class GraphDaemon:
             self.recovered.setdefault(
                 "index", "missing (deleted while graphd was not running); created empty"
             )
+        repaired: list[str] = []
         for entry in entries:
             current = self.index.current(entry.identity)
             if current == entry.generation:
+                # Current, but is every member still stored? (Seen once in 200 kills on 0.22.0: a kill
+                # during the idle fold/checkpoint left the pointer without its newest versions.)
+                absent = self.index.missing_versions(entry.members)
+                if absent:
+                    log.error(
+                        "%s lacks %d member versions; storing them again", entry.generation, len(absent)
+                    )
+                    try:
+                        self.store_versions(absent)
+                    except LaminaError as err:
+                        lost.append(f"{entry.generation} ({err.message})")
+                        continue
+                    repaired.append(f"{entry.generation} ({len(absent)} member versions)")
                 continue
             info = self.index.generation(current) if current else None
             if info is not None and info.activated >= entry.activated:
@@ -227,11 +241,12 @@ class GraphDaemon:
             )  # fmt: skip
             restored.append(entry.generation)
         self.journal_current(directory)
-        if self.recovered or restored or lost:
+        if self.recovered or restored or lost or repaired:
             record = {
                 "at": time.time(),
                 "replaced": self.recovered,
                 "restored": restored,
+                "repaired": repaired,
                 "lost": lost,
             }
             self.index.record_recovery(record)
@@ -239,6 +254,14 @@ class GraphDaemon:
 
     def restore_generation(self, entry: Any) -> None:
         """Store the entry's member versions again from the content store, then re-activate it."""
+        self.store_versions(entry.members)
+        self.index.restore_generation(
+            entry.generation, entry.identity, entry.manifest, entry.members, entry.digest
+        )
+
+    def store_versions(self, version_ids: Any) -> None:
+        """Put these versions into the index store again (those it lacks), from the content store's
+        fields, texts and vectors; nothing is embedded."""
         import pyarrow as pa
 
         from lamina.graphd.index_store import VERSION_COLUMNS
@@ -246,13 +269,13 @@ class GraphDaemon:
 
         store = ContentStore(self.ws.store_dir)
         try:
-            fields = store.versions(entry.members)
-            absent = [m for m in entry.members if m not in fields]
+            fields = store.versions(version_ids)
+            absent = [m for m in version_ids if m not in fields]
             if absent:
                 raise LaminaError(
                     "LAMINA_INTERNAL", f"the content store lacks {len(absent)} of its member versions"
                 )
-            rows = [{"id": m, **fields[m]} for m in entry.members]
+            rows = [{"id": m, **fields[m]} for m in version_ids]
             texts = store.texts(sorted({r["text_digest"] for r in rows}))
             vectors = store.embeddings(sorted({r["emb_key"] for r in rows if r["emb_key"]}))
         finally:
@@ -272,9 +295,6 @@ class GraphDaemon:
                 [vectors[r["emb_key"]] if r["emb_key"] else None for r in part]
             )
             self.index.put_versions(pa.table(columns))
-        self.index.restore_generation(
-            entry.generation, entry.identity, entry.manifest, entry.members, entry.digest
-        )
 
     def journal_current(self, directory: Path) -> None:
         """Journal every current generation the journal lacks or holds an older one of."""
@@ -954,17 +974,26 @@ def _remove_database(path: Path) -> None:
         stale.unlink()
 
 
+_UNREPLACED_RECOVERY = {
+    False: "the pointer journal was ahead of the index store",
+    True: "the index store lacked member versions of a current generation",
+}
+
+
 def _recovery_failure(recovery: dict[str, Any]) -> dict[str, Any]:
     """A crash recovery, as `context status` reports a last failure."""
     replaced = "; ".join(f"{store} store {what}" for store, what in sorted(recovery["replaced"].items()))
     restored = ", ".join(recovery["restored"]) or "nothing"
     lost = f"; not restored: {', '.join(recovery['lost'])}" if recovery["lost"] else ""
+    repaired = recovery.get("repaired") or []
+    lost += f"; stored again: {', '.join(repaired)}" if repaired else ""
     return {
         "state": "crash recovery",
-        "reason": f"{replaced or 'the pointer journal was ahead of the index store'}; restored {restored}{lost}",
+        "reason": f"{replaced or _UNREPLACED_RECOVERY[bool(repaired)]}; restored {restored}{lost}",
         "at": recovery["at"],
         "replaced": recovery["replaced"],
         "restored": recovery["restored"],
+        "repaired": repaired,
         "lost": recovery["lost"],
     }
 
