@@ -486,9 +486,14 @@ def _quantize_and_package(
         "package",
         progress,
         lambda: write_asset(
-            target, int8, tokenizer, model_id=model_id, revision=revision, dimension=dimension,
+            target,
+            int8,
+            tokenizer,
+            model_id=model_id,
+            revision=revision,
+            dimension=dimension,
             build=record,
-        ),  # fmt: skip
+        ),
     )
     return manifest
 
