@@ -308,10 +308,22 @@ class RetrievalService:
         return state
 
     def embedder(self) -> Any:
-        """graphd's model with `self.threads` intra-op threads, loaded on first use and kept (loaded again
-        when the configured thread count changed); raises the runtime's error when it cannot load."""
+        """graphd's model with `self.threads` intra-op threads, loaded on first use and kept; raises the
+        runtime's error when it cannot load. Loaded again when the configured thread count changed, and
+        when the installed runtime changed under a running graphd (`lamina runtime install` of a new
+        asset): the pointer is read each time (~0.1 ms), so queries and hosted builds never use a model the
+        installed runtime no longer is."""
+        from lamina.runtime.info import installed_model_digest
+
         with self._embedder_lock:  # queries and a hosted build may ask at the same time
             self.model_used = time.monotonic()
+            if self._embedder is not None:
+                try:
+                    installed = installed_model_digest()
+                except LaminaError:
+                    installed = ""  # gone or damaged: the load below raises the runtime's own error
+                if installed != self._embedder.info.model_digest:
+                    self._embedder = None
             if self._embedder is None or self._embedder_threads != self.threads:
                 from lamina.runtime.embedder import load_embedder
 

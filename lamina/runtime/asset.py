@@ -493,7 +493,7 @@ def _quantize_and_package(
             revision=revision,
             dimension=dimension,
             build=record,
-        ),  # fmt: skip
+        ),
     )
     return manifest
 
