@@ -345,6 +345,11 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
         info = json.loads(status.stdout)
         assert info["reachable"] is True and info["mode"] == "read"
         assert info["last_build"]["hits"] == written["uploaded"] and info["last_build"]["rejected"] == 0
+        # graphd (started in read mode) must not host a read-write build: it would not write back.
+        (clone / "src" / "refunds.py").write_text(_module("refund", 4))
+        _, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read-write"})
+        assert "graphd runs with another remote cache environment" in stderr
+        assert last_build(clone)["remote_cache"]["uploaded"] == 1 and len(rclone.files()) == len(before) + 1
     finally:
         run_lamina("graphd", "stop", cwd=clone)
 
