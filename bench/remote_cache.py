@@ -113,6 +113,17 @@ def raw_get_rate(endpoint: str, keys: list[str]) -> float:
     return len(keys) / (time.perf_counter() - start)
 
 
+def client_fetch_rate(endpoint: str, keys: list[str], model_digest: str) -> float:
+    """Records/s of lamina's own client (RemoteCache.fetch: GET, then every check) in this process."""
+    from lamina.cache.remote import RemoteCache, RemoteSettings
+
+    cache = RemoteCache(RemoteSettings(f"s3://{BUCKET}/team", "read", endpoint, "us-east-1"))
+    start = time.perf_counter()
+    found = cache.fetch(keys, model_digest)
+    assert len(found) == len(keys), cache.counts
+    return len(keys) / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=1000)
@@ -172,6 +183,11 @@ def main() -> None:
 
             same = st_mate["index_digest"] == st_cold["index_digest"] == st_restored["index_digest"]
             fetch_rate = fetched["hits"] / max(1e-9, fetched["fetch_seconds"])
+            client = client_fetch_rate(endpoint, keys, st_mate["model_digest"])
+            print(
+                f"[{label}] lamina's client alone (fetch + checks): {client:.0f} records/s; {load()}",
+                flush=True,
+            )
             after = raw_get_rate(endpoint, keys)
             print(f"[{label}] the server's own GET rate again: {after:.0f} records/s; {load()}", flush=True)
             at = load()
@@ -185,6 +201,10 @@ def main() -> None:
                 figure(f"[{label}] CI cold build with upload vs local cold build ({at})", ci, "s", cold),
                 figure(f"[{label}] build's fetch rate vs the server's own GET rate, same {len(keys)} objects, "
                        f"{fetched['fetch_seconds']} s ({at})", fetch_rate, "records/s", server_rate),
+                figure(f"[{label}] lamina's client alone (fetch and check, outside a build) vs the server's own "
+                       f"GET rate, same objects ({at})", client, "records/s", after),
+                figure(f"[{label}] CI: seconds spent uploading {uploaded['uploaded']} records vs its build's "
+                       f"embedding calls ({at})", uploaded["upload_seconds"], "s", st_ci["last_build"]["embedding_seconds"]),
                 figure(f"[{label}] bytes fetched per chunk record", fetched["bytes_fetched"] / max(1, fetched["hits"]),
                        "B"),
             ]  # fmt: skip

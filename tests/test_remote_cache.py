@@ -345,6 +345,11 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
         info = json.loads(status.stdout)
         assert info["reachable"] is True and info["mode"] == "read"
         assert info["last_build"]["hits"] == written["uploaded"] and info["last_build"]["rejected"] == 0
+        # graphd (started in read mode) must not host a read-write build: it would not write back.
+        (clone / "src" / "refunds.py").write_text(_module("refund", 4))
+        _, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read-write"})
+        assert "graphd runs with another remote cache environment" in stderr
+        assert last_build(clone)["remote_cache"]["uploaded"] == 1 and len(rclone.files()) == len(before) + 1
     finally:
         run_lamina("graphd", "stop", cwd=clone)
 
@@ -444,3 +449,24 @@ def test_the_server_stopped_mid_build_the_build_completes_locally(
 def test_rclone_and_moto_binaries_are_installed() -> None:
     """Both servers come from the project's own dev dependencies (pyproject.toml), nothing downloaded."""
     assert shutil.which("rclone", path=str(BIN)) and shutil.which("moto_server", path=str(BIN))
+
+
+def test_cache_status_reports_reachability_with_codes(
+    rclone: Server, tmp_path: Path, lamina_home: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo", {"lamina.toml": _config(rclone, "read"), "a.py": "x = 1\n"})
+    ok = run_lamina("cache", "status", "--json", cwd=repo)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    info = json.loads(ok.stdout)
+    assert (info["remote"], info["mode"], info["reachable"], info["last_build"]) == (
+        f"s3://{BUCKET}/team",
+        "read",
+        True,
+        None,
+    )
+    off = run_lamina("cache", "status", cwd=repo, env={"LAMINA_CACHE_REMOTE": "off"})
+    assert off.returncode == 0 and "none configured" in off.stdout
+    rclone.stop()
+    down = run_lamina("cache", "status", cwd=repo)
+    assert down.returncode == 19 and "LAMINA_CACHE_UNAVAILABLE" in down.stdout and "hint:" in down.stdout
+    assert "Traceback" not in down.stdout + down.stderr

@@ -179,6 +179,8 @@ class BuildHost:
                 return {"hosted": False, "reason": "graphd sees another installed model (LAMINA_HOME)"}
             if ctx.quick != header.get("quick"):  # another Lamina version, or an edit that landed since
                 return {"hosted": False, "reason": "graphd sees the working tree differently"}
+            if _other_remote_cache(ctx, header.get("cache_environment")):
+                return {"hosted": False, "reason": "graphd runs with another remote cache environment"}
             ctx.ws = dataclasses.replace(ctx.ws, store_dir=Path(store))
             reason = self._load_model(ctx)
             if reason is not None:
@@ -227,3 +229,16 @@ class BuildHost:
         except BuildCancelled:
             log.info("build of %s cancelled: its client disconnected", ctx.identity.label)
             raise LaminaError("LAMINA_INTERRUPTED", "the build was cancelled") from None
+
+
+def _other_remote_cache(ctx: BuildContext, theirs: Any) -> bool:
+    """Whether a remote cache is in play and the command's LAMINA_CACHE_* / AWS_* differ from graphd's."""
+    from lamina.cache import cache_environment
+
+    ours = cache_environment(os.environ)
+    in_play = (
+        bool(ctx.config.cache.remote)
+        or "LAMINA_CACHE_REMOTE" in ours
+        or "LAMINA_CACHE_REMOTE" in (theirs or {})
+    )
+    return in_play and (theirs or {}) != ours

@@ -228,6 +228,8 @@ def _hosted_build(
         ctx.progress.stream.write(text)
         ctx.progress.stream.flush()
 
+    from lamina.cache import cache_environment
+
     with ctx.graphd() as client:
         reply = client.call(
             "build",
@@ -239,6 +241,7 @@ def _hosted_build(
             force=force,
             reset=reset,
             require_cached=ctx.require_cached,
+            cache_environment=cache_environment(os.environ),  # the remote cache's settings (lamina/cache/)
             quiet=ctx.progress.quiet,
             tty=ctx.progress.live,
             then_prepare=None if then_prepare is None else {**then_prepare, "identity": ctx.identity.key},
