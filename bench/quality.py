@@ -270,6 +270,9 @@ CALIBRATION_GRID: dict[str, list[Any]] = {
     "inactive_margin": [0.0, 0.02, 0.05, 0.1, 0.2, 9.0],
     "terse_max_words": [0, 3, 4, 5, 6],
     "terse_ambiguity_margin": [0.02, 0.05, 0.1, 0.15, 0.2, 0.3],
+    "compound_max_rank": [2, 3, 5, 10, 99],
+    "intent_relevance": [False, True],
+    "terse_trusts_action": [False, True],
 }
 
 

@@ -131,6 +131,10 @@ MAX_INTENTS = 4  # a task is read as at most this many intents (a long bug repor
 # root to the other's by INTENT_MIN_MARGIN in cosine.
 INTENT_MIN_COSINE = 0.30
 INTENT_MIN_MARGIN = 0.0
+# A compound pick must also rank within this many active roots for the whole task.
+COMPOUND_MAX_RANK = 5
+# Relevance (DENSE_MIN_COSINE) is judged on the best of the task's and its intents' cosine to the root.
+INTENT_RELEVANCE = False
 # A task whose nearest root is inactive, by this much cosine over the best active root, asks for a new
 # workflow (the inactive root is shown in candidates as filtered).
 INACTIVE_NEAR_MARGIN = 0.0
@@ -141,3 +145,4 @@ ACTION_BOOST = 0.001
 # exceeds the runner-up's by TERSE_AMBIGUITY_MARGIN.
 TERSE_MAX_WORDS = 5
 TERSE_AMBIGUITY_MARGIN = 0.3
+TERSE_TRUSTS_ACTION = True  # a terse task that leads with its best root's title action is not ambiguous

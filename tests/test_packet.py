@@ -98,14 +98,7 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
 
 
 # Measured misses, kept visible rather than tuned away (strict: the suite says so when they get fixed).
-KNOWN_MISSES = {
-    "Refund a paid order when the warehouse cannot ship it": (
-        "issue 16: refund-order now ranks first (its title's action 'Refund' leads the task), but the task has 5 "
-        "content words, and the calibrated terse-task rule (TERSE_MAX_WORDS, TERSE_AMBIGUITY_MARGIN) makes it "
-        "ambiguous because dense does not separate refund-order from ship-order by 0.3; exempting tasks both "
-        "rankers agree on costs calibration accuracy (docs/ranking.md)"
-    ),
-}
+KNOWN_MISSES: dict[str, str] = {}  # issue 16 fixed "Refund a paid order when the warehouse cannot ship it"
 
 
 def _example_params() -> list:

@@ -23,17 +23,20 @@ from lamina.constants import (
     BOOST_CAP,
     BOOSTS,
     CANDIDATES_LIMIT,
+    COMPOUND_MAX_RANK,
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
     INACTIVE_NEAR_MARGIN,
     INTENT_MIN_COSINE,
     INTENT_MIN_MARGIN,
+    INTENT_RELEVANCE,
     LEXICAL_MIN_COVERAGE,
     RANK_DEPTH,
     RRF_K,
     SELECT_MIN_MARGIN,
     TERSE_AMBIGUITY_MARGIN,
     TERSE_MAX_WORDS,
+    TERSE_TRUSTS_ACTION,
 )
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
@@ -83,6 +86,9 @@ class Thresholds:
     inactive_margin: float = INACTIVE_NEAR_MARGIN
     terse_max_words: int = TERSE_MAX_WORDS
     terse_ambiguity_margin: float = TERSE_AMBIGUITY_MARGIN
+    compound_max_rank: int = COMPOUND_MAX_RANK
+    terse_trusts_action: bool = TERSE_TRUSTS_ACTION
+    intent_relevance: bool = INTENT_RELEVANCE
 
 
 @dataclass(frozen=True)
@@ -192,15 +198,19 @@ def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str
 
 
 def compound_roots(
-    intents: Sequence[TextScores], roots: Sequence[RootDoc], thresholds: Thresholds
+    intents: Sequence[TextScores],
+    roots: Sequence[RootDoc],
+    thresholds: Thresholds,
+    task_rank: Mapping[str, int] | None = None,
 ) -> tuple[list[str], list[Candidate]]:
     """The active roots that different intents of the task each select with confidence, in intent order.
 
     An intent selects its best active root when that root's cosine reaches `intent_min_cosine`. Two such
     roots A (of intent i) and B (of intent j) are both needed only when intent i prefers A to B and intent
     j prefers B to A, each by at least `intent_margin` in cosine: one job said with "and" gives intents
-    whose best roots agree or are not separated, and stays one selection. Returns the roots and, for
-    each, its candidate entry from the intent that chose it (its evidence)."""
+    whose best roots agree or are not separated, and stays one selection. With `task_rank` (an active
+    root's rank for the whole task), a pick must also rank within `compound_max_rank` for the whole task.
+    Returns the roots and, for each, its candidate entry from the intent that chose it (its evidence)."""
     index_of = {r.workflow: i for i, r in enumerate(roots)}
     picks: list[tuple[int, Candidate]] = []  # (intent, its best active root)
     for k, intent in enumerate(intents):
@@ -208,7 +218,9 @@ def compound_roots(
             return [], []
         active = [c for c in rank_roots(intent, roots) if c.filtered is None]
         if active and (active[0].cosine or 0.0) >= thresholds.intent_min_cosine:
-            picks.append((k, active[0]))
+            rank = None if task_rank is None else task_rank.get(active[0].workflow)
+            if task_rank is None or (rank is not None and rank <= thresholds.compound_max_rank):
+                picks.append((k, active[0]))
     chosen: dict[str, Candidate] = {}
     for (i, a), (j, b) in itertools.combinations(picks, 2):
         if a.workflow == b.workflow:
@@ -247,7 +259,8 @@ def select(
         return Selection(status, tuple(exact_active), shown, ("exact id or alias",))
 
     if len(intents) >= 2:
-        chosen, evidence = compound_roots(intents, roots, thresholds)
+        task_rank = {c.workflow: r for r, c in enumerate((c for c in candidates if c.filtered is None), 1)}
+        chosen, evidence = compound_roots(intents, roots, thresholds, task_rank)
         if len(chosen) >= 2:
             # Each chosen root appears with the evidence of the intent that chose it, then the task's own.
             rest = [c for c in candidates if c.workflow not in chosen]
@@ -258,8 +271,13 @@ def select(
     if not active:
         return Selection("new_workflow_required", (), shown, ("no active root matched",))
     best = active[0]
+    best_cosine = best.cosine
+    if thresholds.intent_relevance and best_cosine is not None:
+        # A long task's vector is diluted by its other sentences: the intent nearest the root counts.
+        i = next(n for n, r in enumerate(roots) if r.workflow == best.workflow)
+        best_cosine = max([best_cosine, *(float(x.dense[i]) for x in intents if x.dense is not None)])
     relevant = (
-        best.cosine is not None and best.cosine >= thresholds.dense_min_cosine
+        best_cosine is not None and best_cosine >= thresholds.dense_min_cosine
     ) or best.coverage >= thresholds.lexical_min_coverage
     if not relevant:
         return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
@@ -282,10 +300,13 @@ def select(
         both_rankers_agree = best.lexical_rank == 1 and best.dense_rank == 1
         if close_score and close_dense and not both_rankers_agree:
             return Selection("ambiguous", (), shown, ("top roots not separated",))
-        # A terse task says too little to tell related roots apart unless the dense ranker clearly does.
+        # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
+        # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
         terse = len(content_words(task)) <= thresholds.terse_max_words
+        names_action = any(b.kind == "action" for b in best.boosts)
         if (
             terse
+            and not (thresholds.terse_trusts_action and names_action)
             and best.cosine is not None
             and second.cosine is not None
             and best.cosine - second.cosine < thresholds.terse_ambiguity_margin
