@@ -273,6 +273,7 @@ CALIBRATION_GRID: dict[str, list[Any]] = {
     "compound_max_rank": [2, 3, 5, 10, 99],
     "intent_relevance": [False, True],
     "terse_trusts_action": [False, True],
+    "agreed_min_cosine": [0.35, 0.3, 0.25, 0.2, 0.15],
 }
 
 

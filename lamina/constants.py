@@ -135,6 +135,9 @@ INTENT_MIN_MARGIN = 0.0
 COMPOUND_MAX_RANK = 5
 # Relevance (DENSE_MIN_COSINE) is judged on the best of the task's and its intents' cosine to the root.
 INTENT_RELEVANCE = False
+# When BM25 and cosine both rank the same active root first, it is relevant from this cosine on (the
+# lower of this and DENSE_MIN_COSINE).
+AGREED_MIN_COSINE = 0.25
 # A task whose nearest root is inactive, by this much cosine over the best active root, asks for a new
 # workflow (the inactive root is shown in candidates as filtered).
 INACTIVE_NEAR_MARGIN = 0.0

@@ -20,6 +20,7 @@ import numpy as np
 
 from lamina.constants import (
     ACTION_BOOST,
+    AGREED_MIN_COSINE,
     BOOST_CAP,
     BOOSTS,
     CANDIDATES_LIMIT,
@@ -89,6 +90,7 @@ class Thresholds:
     compound_max_rank: int = COMPOUND_MAX_RANK
     terse_trusts_action: bool = TERSE_TRUSTS_ACTION
     intent_relevance: bool = INTENT_RELEVANCE
+    agreed_min_cosine: float = AGREED_MIN_COSINE
 
 
 @dataclass(frozen=True)
@@ -276,8 +278,15 @@ def select(
         # A long task's vector is diluted by its other sentences: the intent nearest the root counts.
         i = next(n for n, r in enumerate(roots) if r.workflow == best.workflow)
         best_cosine = max([best_cosine, *(float(x.dense[i]) for x in intents if x.dense is not None)])
+    # Both rankers putting the same root first is evidence too: then a lower cosine is enough.
+    agreed = best.lexical_rank == 1 and best.dense_rank == 1
+    min_cosine = (
+        min(thresholds.dense_min_cosine, thresholds.agreed_min_cosine)
+        if agreed
+        else thresholds.dense_min_cosine
+    )
     relevant = (
-        best_cosine is not None and best_cosine >= thresholds.dense_min_cosine
+        best_cosine is not None and best_cosine >= min_cosine
     ) or best.coverage >= thresholds.lexical_min_coverage
     if not relevant:
         return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
