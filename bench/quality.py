@@ -1,23 +1,36 @@
-"""Workflow selection quality: accuracy per outcome, thresholds calibrated on one split, reported on the other.
+"""Workflow selection quality per graph and per task category; thresholds calibrated on some graphs only.
 
-Run: .venv/bin/python bench/quality.py [--calibrate] [--quick]
-Graphs and labelled tasks: bench/quality_data/{clinic,saas} (calibrate/heldout splits) and the bundled
-example examples/shop (never tuned on). Selection runs through lamina.retrieval.selection.select_for_task
-with the real embedder — the same function graphd uses. --calibrate grid-searches the thresholds on the
-calibration split of clinic+saas and prints the best; without it the thresholds in lamina/constants.py are
-evaluated. Source localization on public repositories is bench/localization.py.
+Run: .venv/bin/python bench/quality.py [--calibrate] [--quick] [--lettings PATH] [--no-recall]
+
+Graphs (docs/evaluation.md, "Workflow selection"):
+  calibration  clinic, saas (bench/quality_data/): every constant of the selection section of
+               lamina/constants.py was set on these, all their tasks together;
+  held out     lettings (../shared/fixtures/lettings relative to the repository root, or --lettings; an
+               independently written product graph with 100 labelled tasks and expected files) and the
+               example shop (examples/shop/tasks.toml plus bench/quality_data/shop/tasks.toml). No
+               figure measured on a held-out graph ever set a constant.
+Selection runs in process through lamina.retrieval.selection.select_for_task, with the root index built
+the way graphd builds it (workflow_documents -> workflow_meta -> root_doc_from_meta -> build_root_index)
+and the real development embedder, so the bench measures what users get. Embeddings are cached by text
+in memory (and on disk under $TMPDIR, keyed by the model digest), so re-running or grid-searching costs
+seconds. --calibrate grid-searches the selection constants on the calibration graphs and prints the best
+(it never reads a held-out graph's tasks). For lettings, file Recall@10 of the packet's `sources` is
+measured over an in-process index of its repository (chunked and embedded like the indexer does).
+--quick (for `make bench`) skips recall and evaluates at most the first 40 tasks of each graph.
 Final line: JSON {"bench": "quality", "figures": [...]}.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
+import os
 import sys
+import tempfile
 import tomllib
 from collections import defaultdict
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,149 +42,371 @@ sys.path.insert(0, str(ROOT))
 from lamina.graph.documents import workflow_documents  # noqa: E402
 from lamina.graph.load import load_graph  # noqa: E402
 from lamina.index.worker import workflow_meta  # noqa: E402
+from lamina.retrieval.intents import selection_texts  # noqa: E402
 from lamina.retrieval.selection import (  # noqa: E402
     RootIndex,
     Thresholds,
     build_root_index,
+    exact_matches,
     root_doc_from_meta,
-    select_for_task,
+    select,
+    task_scores,
 )
 
-DATASETS = {
-    "clinic": (ROOT / "bench/quality_data/clinic", ["product.toml"]),
-    "saas": (ROOT / "bench/quality_data/saas", ["product.toml"]),
-    "shop": (ROOT / "examples/shop", ["product/**/*.toml"]),
+CATEGORIES = ("exact_single", "exact_multi", "explicit", "paraphrase", "compound", "vague", "absent")
+EXTRA_CATEGORIES = ("single_and",)  # one root's job said with "and": must stay selected
+LETTINGS_CATEGORY = {
+    "exact_single": "exact_single",
+    "exact_multi": "exact_multi",
+    "explicit": "explicit",
+    "paraphrase_single": "paraphrase",
+    "plain_multi": "compound",
+    "ambiguous": "vague",
+    "new_workflow": "absent",
 }
-OUTCOMES = ("selected", "multi_workflow", "ambiguous", "new_workflow_required", "explicit")
+CALIBRATION = ("clinic", "saas")
+HELD_OUT = ("lettings", "shop")
+QUICK_TASKS = 40
+
+
+def default_lettings() -> Path:
+    """../shared/fixtures/lettings relative to the repository root (or to the main checkout of a worktree)."""
+    for base in (ROOT.parent, ROOT.parent.parent):
+        if (base / "shared/fixtures/lettings/tasks.jsonl").exists():
+            return base / "shared/fixtures/lettings"
+    return ROOT.parent / "shared/fixtures/lettings"
 
 
 @dataclass(frozen=True)
 class Task:
-    dataset: str
+    graph: str
+    id: str
     text: str
     status: str
     workflows: tuple[str, ...]
-    split: str
     explicit: str | None
+    category: str
+    files: tuple[str, ...] = ()
 
 
-def load_dataset(name: str, embedder: Any) -> tuple[RootIndex, list[Task], dict[str, str]]:
-    folder, globs = DATASETS[name]
+@dataclass(frozen=True)
+class Graph:
+    name: str
+    index: RootIndex
+    status_of: dict[str, str]
+    tasks: tuple[Task, ...]
+    repo: Path | None = None  # where expected files live (lettings)
+
+
+class VectorCache:
+    """Embeddings by text, computed once per text; persisted per model digest so re-runs embed nothing."""
+
+    def __init__(self, embedder: Any) -> None:
+        self.embedder = embedder
+        digest = str(getattr(getattr(embedder, "info", None), "digest", "model"))[:16]
+        self.path = Path(tempfile.gettempdir()) / "lamina-quality-cache" / f"{digest}.npz"
+        self.vectors: dict[str, np.ndarray] = {}
+        if self.path.exists():
+            with np.load(self.path, allow_pickle=False) as data:
+                self.vectors = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
+        self.dirty = False
+
+    def get(self, texts: Iterable[str]) -> list[np.ndarray]:
+        texts = list(texts)
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            for text, vector in zip(missing, self.embedder.embed(missing), strict=True):
+                self.vectors[text] = np.asarray(vector, dtype=np.float32)
+            self.dirty = True
+        return [self.vectors[t] for t in texts]
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        texts = sorted(self.vectors)
+        tmp = self.path.with_suffix(".tmp.npz")
+        np.savez(tmp, texts=np.array(texts), vectors=np.vstack([self.vectors[t] for t in texts]))
+        os.replace(tmp, self.path)
+
+
+def root_index(folder: Path, globs: list[str], cache: VectorCache) -> tuple[RootIndex, dict[str, str], Any]:
     graph = load_graph(folder, globs)
     docs = workflow_documents(graph)
-    vectors = embedder.embed([d.text for d in docs])
+    vectors = cache.get(d.text for d in docs)
     entries = [
         (root_doc_from_meta(d.workflow, json.loads(workflow_meta(d))), d.text, v)
         for d, v in zip(docs, vectors, strict=True)
     ]
-    raw = tomllib.loads((folder / "tasks.toml").read_text())["task"]
-    tasks = [
-        Task(
-            name,
-            t["text"],
-            t["status"],
-            tuple(t.get("workflows", [])),
-            t.get("split", "heldout"),
-            t.get("explicit"),
+    return build_root_index(entries), {w.id: w.status for w in graph.workflows}, graph
+
+
+def _toml_tasks(name: str, path: Path, index: RootIndex) -> list[Task]:
+    tasks = []
+    for n, t in enumerate(tomllib.loads(path.read_text())["task"]):
+        status, workflows = t["status"], tuple(t.get("workflows", []))
+        explicit = t.get("explicit")
+        category = t.get("category")
+        if category is None:
+            named = set(exact_matches(t["text"], index.roots))
+            if explicit:
+                category = "explicit"
+            elif status == "multi_workflow":
+                category = "exact_multi" if set(workflows) <= named else "compound"
+            elif status == "selected":
+                category = "exact_single" if set(workflows) <= named else "paraphrase"
+            elif status == "ambiguous":
+                category = "vague"
+            else:
+                category = "absent"
+        tasks.append(
+            Task(name, f"{path.parent.name}:{n + 1}", t["text"], status, workflows, explicit, category)
         )
-        for t in raw
-    ]
-    status_of = {w.id: w.status for w in graph.workflows}
-    return build_root_index(entries), tasks, status_of
+    return tasks
 
 
-def predict(
-    task: Task, index: RootIndex, qvec: np.ndarray, status_of: dict[str, str], th: Thresholds
-) -> tuple[str, tuple[str, ...]]:
+def load_graphs(names: Sequence[str], cache: VectorCache, lettings: Path) -> list[Graph]:
+    graphs = []
+    for name in names:
+        if name in ("clinic", "saas"):
+            folder = ROOT / "bench/quality_data" / name
+            index, status_of, _ = root_index(folder, ["product.toml"], cache)
+            graphs.append(
+                Graph(name, index, status_of, tuple(_toml_tasks(name, folder / "tasks.toml", index)))
+            )
+        elif name == "shop":
+            folder = ROOT / "examples/shop"
+            index, status_of, _ = root_index(folder, ["product/**/*.toml"], cache)
+            tasks = _toml_tasks(name, folder / "tasks.toml", index)
+            tasks += _toml_tasks(name, ROOT / "bench/quality_data/shop/tasks.toml", index)
+            graphs.append(Graph(name, index, status_of, tuple(tasks)))
+        elif name == "lettings":
+            repo = lettings / "repo"
+            index, status_of, _ = root_index(repo, ["product/**/*.toml"], cache)
+            tasks = []
+            for line in (lettings / "tasks.jsonl").read_text().splitlines():
+                if not line.strip():
+                    continue
+                t = json.loads(line)
+                tasks.append(
+                    Task(
+                        name,
+                        t["id"],
+                        t["task"],
+                        t["expected_status"],
+                        tuple(t["expected_workflows"]),
+                        t.get("explicit_workflow"),
+                        LETTINGS_CATEGORY[t["category"]],
+                        tuple(t.get("expected_files") or ()),
+                    )
+                )
+            graphs.append(Graph(name, index, status_of, tuple(tasks), repo))
+    return graphs
+
+
+_SCORES: dict[tuple[str, str], Any] = {}
+
+
+def predict(task: Task, graph: Graph, cache: VectorCache, th: Thresholds) -> tuple[str, tuple[str, ...]]:
+    """What `lamina work prepare` selects: select_for_task = task_scores + select, with the scores (which
+    no threshold changes) computed once per task so that a grid search costs seconds."""
     if task.explicit:  # the --workflow path: no selection, but the id must be an active workflow
-        ok = status_of.get(task.explicit) == "active"
+        ok = graph.status_of.get(task.explicit) == "active"
         return ("selected", (task.explicit,)) if ok else ("error", ())
-    sel = select_for_task(task.text, index.roots, index.bm25, index.matrix, qvec, th)
+    idx = graph.index
+    key = (graph.name, task.text)
+    if key not in _SCORES:
+        texts = selection_texts(task.text)
+        vectors = dict(zip(texts, cache.get(texts), strict=True))
+        _SCORES[key] = task_scores(task.text, idx.roots, idx.bm25, idx.matrix, vectors[task.text], vectors)
+    whole, intents = _SCORES[key]
+    sel = select(task.text, idx.roots, whole.lexical, whole.coverage, whole.dense, th, intents)
     return sel.status, tuple(sorted(sel.workflows))
 
 
-def outcome(task: Task) -> str:
-    return "explicit" if task.explicit else task.status
+def correct(task: Task, got: tuple[str, tuple[str, ...]]) -> bool:
+    return got[0] == task.status and got[1] == tuple(sorted(task.workflows))
+
+
+Score = dict[str, tuple[int, int]]  # category -> (correct, total)
 
 
 def evaluate(
-    items: list[tuple[Task, RootIndex, np.ndarray, dict[str, str]]], th: Thresholds
-) -> dict[str, tuple[int, int]]:
-    """outcome -> (correct, total)."""
-    score: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for task, index, qvec, status_of in items:
-        status, workflows = predict(task, index, qvec, status_of, th)
-        right = status == task.status and workflows == tuple(sorted(task.workflows))
-        score[outcome(task)][0] += int(right)
-        score[outcome(task)][1] += 1
-    return {k: (v[0], v[1]) for k, v in score.items()}
+    graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, limit: int | None = None
+) -> dict[str, Score]:
+    out: dict[str, Score] = {}
+    for g in graphs:
+        counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for task in g.tasks[:limit]:
+            ok = correct(task, predict(task, g, cache, th))
+            counts[task.category][0] += int(ok)
+            counts[task.category][1] += 1
+        out[g.name] = {k: (v[0], v[1]) for k, v in counts.items()}
+    return out
 
 
-def objective(score: dict[str, tuple[int, int]]) -> float:
-    """Mean of micro accuracy (every task counts) and balanced accuracy (every outcome counts): the
-    paraphrase-heavy sets must not decide alone, nor may the few ambiguous tasks."""
-    parts = [c / t for c, t in score.values() if t]
-    balanced = sum(parts) / len(parts) if parts else 0.0
-    micro = sum(c for c, _ in score.values()) / max(1, sum(t for _, t in score.values()))
-    return (micro + balanced) / 2
+def overall(score: Score) -> tuple[int, int]:
+    return sum(c for c, _ in score.values()), sum(t for _, t in score.values())
 
 
-def calibrate(items: list[Any]) -> Thresholds:
-    grid = itertools.product(
-        [0.30, 0.35, 0.40, 0.45, 0.50],
-        [0.25, 0.34, 0.5, 0.67, 1.01],
-        [0.0005, 0.001, 0.002, 0.004],
-        [0.01, 0.02, 0.03, 0.05],
-    )
-    best, best_th = -1.0, Thresholds()
-    for cos, cov, margin, dmargin in grid:
-        th = Thresholds(cos, cov, margin, dmargin)
-        acc = objective(evaluate(items, th))
-        if acc > best + 1e-9:
-            best, best_th = acc, th
-    print(f"calibrated on {len(items)} tasks: objective {best:.3f} with {best_th}")
+def objective(scores: dict[str, Score]) -> float:
+    """Per graph the mean of overall accuracy and the worst category's accuracy (a threshold must not buy
+    overall accuracy with one category), averaged over graphs."""
+    values = []
+    for score in scores.values():
+        c, t = overall(score)
+        worst = min(cc / tt for cc, tt in score.values() if tt)
+        values.append((c / max(1, t) + worst) / 2)
+    return sum(values) / max(1, len(values))
+
+
+CALIBRATION_GRID: dict[str, list[Any]] = {
+    "dense_min_cosine": [0.25, 0.30, 0.35, 0.40, 0.45],
+    "lexical_min_coverage": [0.34, 0.5, 0.67, 0.8, 1.01],
+    "select_min_margin": [0.0, 0.0005, 0.001, 0.002, 0.004],
+    "dense_ambiguity_margin": [0.0, 0.01, 0.02, 0.03, 0.05, 0.08],
+    "intent_min_cosine": [0.25, 0.30, 0.35, 0.40, 0.45, 0.50],
+    "intent_margin": [0.0, 0.02, 0.05, 0.08, 0.12, 0.16],
+    "inactive_margin": [0.0, 0.02, 0.05, 0.1, 0.2, 9.0],
+    "terse_max_words": [0, 3, 4, 5, 6],
+    "terse_ambiguity_margin": [0.02, 0.05, 0.1, 0.15, 0.2, 0.3],
+    "compound_max_rank": [2, 3, 5, 10, 99],
+    "intent_relevance": [False, True],
+    "terse_trusts_action": [False, True],
+    "agreed_min_cosine": [0.35, 0.3, 0.25, 0.2, 0.15],
+}
+
+
+def calibrate(graphs: Sequence[Graph], cache: VectorCache, base: Thresholds) -> Thresholds:
+    """Coordinate ascent over CALIBRATION_GRID from `base` (each constant in turn over its grid, the others
+    held, until a whole pass changes nothing; ties keep the current value), maximising `objective`."""
+    best_th, best = base, objective(evaluate(graphs, cache, base))
+    for _ in range(6):
+        changed = False
+        for name, values in CALIBRATION_GRID.items():
+            for value in values:
+                th = replace(best_th, **{name: value})
+                score = objective(evaluate(graphs, cache, th))
+                if score > best + 1e-9:
+                    best, best_th, changed = score, th, True
+        if not changed:
+            break
+    print(f"calibrated on {', '.join(g.name for g in graphs)}: objective {best:.3f} with {best_th}")
     return best_th
+
+
+# --- file Recall@10 of sources (lettings) ------------------------------------------------------------
+def source_corpus(repo: Path, cache: VectorCache) -> Any:
+    from lamina.chunking import chunk_file
+    from lamina.retrieval.dense import as_unit_matrix
+    from lamina.retrieval.localization import build_chunk_corpus
+
+    chunks = []
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo).as_posix()
+        if path.is_file() and not rel.startswith("product/"):  # graph files never appear in sources
+            chunks.extend(chunk_file(rel, path.read_bytes()))
+    matrix = as_unit_matrix(np.vstack(cache.get(c.text for c in chunks)))
+    return build_chunk_corpus(
+        [c.path for c in chunks],
+        [c.symbol for c in chunks],
+        [c.kind for c in chunks],
+        [c.start_line for c in chunks],
+        [c.end_line for c in chunks],
+        [c.text for c in chunks],
+        matrix,
+    )
+
+
+def file_recall(graph: Graph, cache: VectorCache, k: int = 10) -> tuple[float, int]:
+    from lamina.retrieval.localization import localize
+
+    assert graph.repo is not None
+    corpus = source_corpus(graph.repo, cache)
+    recalls = []
+    for task in graph.tasks:
+        if not task.files:
+            continue
+        sources = localize(corpus, task.text, cache.get([task.text])[0])
+        files = list(dict.fromkeys(s["file"] for s in sources))[:k]
+        recalls.append(sum(f in files for f in task.files) / len(task.files))
+    return (sum(recalls) / len(recalls) if recalls else 0.0), len(recalls)
+
+
+def render(name: str, role: str, score: Score) -> list[str]:
+    lines = [f"{name} ({role})", f"  {'category':<14}{'correct':>10}{'accuracy':>10}"]
+    for category in CATEGORIES + EXTRA_CATEGORIES:
+        if category in score:
+            c, t = score[category]
+            lines.append(f"  {category:<14}{f'{c}/{t}':>10}{c / t:>10.2f}")
+    c, t = overall(score)
+    lines.append(f"  {'overall':<14}{f'{c}/{t}':>10}{c / max(1, t):>10.2f}")
+    return lines
+
+
+def misses(graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, show: Callable[[str], None]) -> None:
+    for g in graphs:
+        for task in g.tasks:
+            got = predict(task, g, cache, th)
+            if not correct(task, got):
+                show(f"  {g.name} {task.id} [{task.category}] want {task.status} {list(task.workflows)} "
+                     f"got {got[0]} {list(got[1])}: {task.text}")  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calibrate", action="store_true")
+    parser.add_argument("--calibrate", action="store_true", help="grid-search the constants on clinic + saas")
     parser.add_argument(
-        "--quick", action="store_true", help="accepted for `make bench`; the run is already short"
+        "--quick", action="store_true", help="first 40 tasks per graph, no recall (make bench)"
     )
+    parser.add_argument("--lettings", type=Path, default=default_lettings())
+    parser.add_argument("--no-recall", action="store_true", help="skip file Recall@10 on lettings")
+    parser.add_argument("--misses", choices=("calibration", "all"), help="list the tasks selected wrongly")
     args = parser.parse_args()
     from lamina.runtime.embedder import load_embedder
 
-    embedder = load_embedder(threads=2)
-    items_by_split: dict[str, list[Any]] = defaultdict(list)
-    for name in DATASETS:
-        index, tasks, status_of = load_dataset(name, embedder)
-        qvecs = embedder.embed([t.text for t in tasks])
-        for task, qvec in zip(tasks, qvecs, strict=True):
-            split = "unseen" if name == "shop" else task.split
-            items_by_split[f"{name}/{split}"].append((task, index, qvec, status_of))
-    calibration = items_by_split["clinic/calibrate"] + items_by_split["saas/calibrate"]
-    th = calibrate(calibration) if args.calibrate else Thresholds()
-    figures = []
+    cache = VectorCache(load_embedder(threads=2))
+    held_out = [n for n in HELD_OUT if n != "lettings" or (args.lettings / "tasks.jsonl").exists()]
+    if "lettings" not in held_out:
+        print(f"lettings fixture not found at {args.lettings}: reporting shop only as held out")
+    calibration = load_graphs(CALIBRATION, cache, args.lettings)
+    th = calibrate(calibration, cache, Thresholds()) if args.calibrate else Thresholds()
+    graphs = calibration + load_graphs(held_out, cache, args.lettings)
+    limit = QUICK_TASKS if args.quick else None
+    scores = evaluate(graphs, cache, th, limit)
     print(f"thresholds: {th}")
-    print(f"{'set':<18}" + "".join(f"{o:>24}" for o in OUTCOMES) + f"{'overall':>12}")
-    for key in sorted(items_by_split):
-        score = evaluate(items_by_split[key], th)
-        correct = sum(c for c, _ in score.values())
-        total = sum(t for _, t in score.values())
-        cells = "".join(f"{(f'{score[o][0]}/{score[o][1]}' if o in score else '-'):>24}" for o in OUTCOMES)
-        print(f"{key:<18}{cells}{f'{correct}/{total}':>12}")
+    figures = []
+    for g in graphs:
+        role = "calibration" if g.name in CALIBRATION else "held out"
+        print("\n".join(render(g.name, role, scores[g.name])))
+        c, t = overall(scores[g.name])
         figures.append(
             {
-                "name": f"selection accuracy {key}",
-                "value": round(correct / total, 4),
+                "name": f"selection accuracy {g.name} ({role})",
+                "value": round(c / max(1, t), 4),
                 "unit": "fraction",
                 "baseline": None,
                 "ratio": None,
-                "target": "",
-                "per_outcome": {o: list(score[o]) for o in score},
+                "target": "≥ 0.85 held out" if role == "held out" else "",
+                "per_category": {k: list(v) for k, v in scores[g.name].items()},
             }
         )
+        if g.repo is not None and not (args.quick or args.no_recall):
+            recall, n = file_recall(g, cache)
+            print(f"  file Recall@10 of sources over {n} tasks with expected files: {recall:.3f}")
+            figures.append(
+                {
+                    "name": f"file Recall@10 {g.name}",
+                    "value": round(recall, 4),
+                    "unit": "fraction",
+                    "baseline": None,
+                    "ratio": None,
+                    "target": "",
+                }  # fmt: skip
+            )
+    if args.misses:
+        misses(calibration if args.misses == "calibration" else graphs, cache, th, print)
+    cache.save()
     print(json.dumps({"bench": "quality", "figures": figures}))
 
 

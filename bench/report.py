@@ -28,7 +28,7 @@ QUICK = [
     ["bench/graphd.py", "--quick"],
     ["bench/packet.py", "--quick"],
     ["bench/prepare.py", "--quick"],
-    ["bench/quality.py"],
+    ["bench/quality.py", "--quick"],
 ]
 FULL = [
     ["bench/embed.py"],

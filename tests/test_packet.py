@@ -98,12 +98,7 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
 
 
 # Measured misses, kept visible rather than tuned away (strict: the suite says so when they get fixed).
-KNOWN_MISSES = {
-    "Refund a paid order when the warehouse cannot ship it": (
-        "refund-order ranks 4th (lexical #4, dense #2) behind ship-order, which matches more of the task's words "
-        "(order, paid, warehouse, ship); fixes tried and measured in docs/ranking.md cost more than they gain"
-    ),
-}
+KNOWN_MISSES: dict[str, str] = {}  # issue 16 fixed "Refund a paid order when the warehouse cannot ship it"
 
 
 def _example_params() -> list:
@@ -152,10 +147,33 @@ def test_example_selection_accuracy_floor(shop: Path) -> None:
     assert right / len(TASKS) >= SELECTION_ACCURACY_FLOOR, f"{right}/{len(TASKS)}"
 
 
-def test_same_inputs_give_the_same_packet(shop: Path) -> None:
-    first = prepare(shop, "Refund a paid order")[1]
-    second = prepare(shop, "Refund a paid order")[1]
+COMPOUND = "Shoppers should be able to enter a discount code and also pay the rest with a gift card balance"
+
+
+@pytest.mark.parametrize("task", ["Refund a paid order", COMPOUND])
+def test_same_inputs_give_the_same_packet(shop: Path, task: str) -> None:
+    first = prepare(shop, task)[1]
+    second = prepare(shop, task)[1]
     assert json.dumps(first, sort_keys=True) == json.dumps(second, sort_keys=True)
+
+
+def test_graphd_selects_exactly_what_the_quality_bench_measures(shop: Path, tmp_path: Path) -> None:
+    """graphd (embedding the task and each intent) and bench/quality.py (in process) give the same selection
+    for every extra shop task, compound ones included, so the bench's figures are what users get."""
+    from bench import quality
+    from lamina.runtime.embedder import load_embedder
+
+    cache = quality.VectorCache(load_embedder(threads=2))
+    cache.path = tmp_path / "vectors.npz"
+    graph = quality.load_graphs(["shop"], cache, tmp_path)[0]
+    extra = [t for t in graph.tasks if t.category in ("compound", "single_and")]
+    assert extra
+    for task in extra:
+        selection = prepare(shop, task.text)[1]["selection"]
+        want = quality.predict(task, graph, cache, quality.Thresholds())
+        assert (selection["status"], tuple(sorted(selection["workflows"]))) == want, task.text
+        if selection["status"] == "multi_workflow":  # each chosen root is shown with its evidence
+            assert set(selection["workflows"]) <= {c["workflow"] for c in selection["candidates"]}
 
 
 def test_exact_alias_of_an_inactive_root_cannot_select_it(shop: Path) -> None:

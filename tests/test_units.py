@@ -157,7 +157,11 @@ def test_inactive_exact_match_is_filtered_not_selected() -> None:
 
 def test_outcomes_follow_the_named_thresholds() -> None:
     th = Thresholds(
-        dense_min_cosine=0.4, lexical_min_coverage=0.5, select_min_margin=0.002, dense_ambiguity_margin=0.03
+        dense_min_cosine=0.4,
+        lexical_min_coverage=0.5,
+        select_min_margin=0.002,
+        dense_ambiguity_margin=0.03,
+        terse_max_words=0,  # the terse-task rule is tested in tests/test_selection_intents.py
     )
     lex, cov, dense = _scores([2.0, 1.0, 0.0], [0.6, 0.2, 0.0], [0.6, 0.3, 0.1])
     assert select("something about orders", ROOTS, lex, cov, dense, th).status == "selected"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from lamina.graph.model import Actor, Entity, Persona, ProductGraph, Surface, Workflow
 
-TERM_KINDS = ("actor", "persona", "entity", "surface", "state", "operation")
+TERM_KINDS = ("actor", "persona", "entity", "surface", "state", "operation", "action")
 
 
 @dataclass(frozen=True)
@@ -92,6 +92,9 @@ def _document(graph: ProductGraph, root: Workflow) -> WorkflowDocument:
             ),
             "state": terms(states),
             "operation": terms([op.title for op in operations], [op.id for op in operations]),
+            # The root's own action: the first word of its title ("Refund an order" -> "refund"), which
+            # selection compares with the first content word of a task or intent.
+            "action": terms(root.title.split()[:1]),
         },
     )
 

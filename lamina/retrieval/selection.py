@@ -10,6 +10,7 @@ Only graph-derived documents take part; source chunks never do.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,19 +19,30 @@ from typing import Any
 import numpy as np
 
 from lamina.constants import (
+    ACTION_BOOST,
+    AGREED_MIN_COSINE,
     BOOST_CAP,
     BOOSTS,
     CANDIDATES_LIMIT,
+    COMPOUND_MAX_RANK,
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
+    INACTIVE_NEAR_MARGIN,
+    INTENT_MIN_COSINE,
+    INTENT_MIN_MARGIN,
+    INTENT_RELEVANCE,
     LEXICAL_MIN_COVERAGE,
     RANK_DEPTH,
     RRF_K,
     SELECT_MIN_MARGIN,
+    TERSE_AMBIGUITY_MARGIN,
+    TERSE_MAX_WORDS,
+    TERSE_TRUSTS_ACTION,
 )
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
+from lamina.retrieval.intents import content_words, split_intents
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -70,6 +82,15 @@ class Thresholds:
     lexical_min_coverage: float = LEXICAL_MIN_COVERAGE
     select_min_margin: float = SELECT_MIN_MARGIN
     dense_ambiguity_margin: float = DENSE_AMBIGUITY_MARGIN
+    intent_min_cosine: float = INTENT_MIN_COSINE
+    intent_margin: float = INTENT_MIN_MARGIN
+    inactive_margin: float = INACTIVE_NEAR_MARGIN
+    terse_max_words: int = TERSE_MAX_WORDS
+    terse_ambiguity_margin: float = TERSE_AMBIGUITY_MARGIN
+    compound_max_rank: int = COMPOUND_MAX_RANK
+    terse_trusts_action: bool = TERSE_TRUSTS_ACTION
+    intent_relevance: bool = INTENT_RELEVANCE
+    agreed_min_cosine: float = AGREED_MIN_COSINE
 
 
 @dataclass(frozen=True)
@@ -107,10 +128,23 @@ def exact_matches(task: str, roots: Sequence[RootDoc]) -> list[str]:
     return found
 
 
-def boosts_for(normalized_task: str, root: RootDoc) -> tuple[Boost, ...]:
+def leading_action(text: str) -> str:
+    """The stem of the text's first content word: the action of an imperative task ("Refund a paid …")."""
+    words = content_words(text)
+    terms = tokenize(words[0]) if words else []
+    return terms[0] if terms else ""
+
+
+def boosts_for(normalized_task: str, root: RootDoc, action: str = "") -> tuple[Boost, ...]:
     found: list[Boost] = []
     total = 0.0
     for kind in sorted(root.terms):
+        if kind == "action":
+            term = next((t for t in root.terms[kind] if action and tokenize(t)[:1] == [action]), None)
+            if term is not None and ACTION_BOOST and total + ACTION_BOOST <= BOOST_CAP + 1e-12:
+                found.append(Boost(kind, term, ACTION_BOOST))
+                total += ACTION_BOOST
+            continue
         value = BOOSTS.get(kind, 0.0)
         for term in sorted(set(root.terms[kind])):
             if value and total + value <= BOOST_CAP + 1e-12 and contains_phrase(normalized_task, term):
@@ -120,31 +154,30 @@ def boosts_for(normalized_task: str, root: RootDoc) -> tuple[Boost, ...]:
     return tuple(found)
 
 
-def select(
-    task: str,
-    roots: Sequence[RootDoc],
-    lexical_scores: np.ndarray,
-    coverage: np.ndarray,
-    dense_scores: np.ndarray | None,
-    thresholds: Thresholds = Thresholds(),
-) -> Selection:
-    """Decide the outcome. lexical_scores/coverage/dense_scores are aligned with `roots`."""
-    status_of = {r.workflow: r.status for r in roots}
-    exact = exact_matches(task, roots)
-    exact_active = [w for w in exact if status_of[w] == "active"]
+@dataclass(frozen=True)
+class TextScores:
+    """One text's scores against every root (aligned with the roots): the whole task, or one intent."""
 
+    text: str
+    lexical: np.ndarray
+    coverage: np.ndarray
+    dense: np.ndarray | None
+
+
+def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str] = ()) -> list[Candidate]:
+    """Every root with some evidence, best first: RRF of the BM25 and cosine rankings plus boosts."""
     rankings: dict[str, list[int]] = {
-        "lexical": [i for i, _ in top_k(lexical_scores, RANK_DEPTH, min_score=0.0)]
+        "lexical": [i for i, _ in top_k(scores.lexical, RANK_DEPTH, min_score=0.0)]
     }
-    if dense_scores is not None:
-        rankings["dense"] = [i for i, _ in top_k(dense_scores, RANK_DEPTH)]
+    if scores.dense is not None:
+        rankings["dense"] = [i for i, _ in top_k(scores.dense, RANK_DEPTH)]
     fused = {doc: (score, ranks) for doc, score, ranks in rrf(rankings, RRF_K)}
-    normalized = normalize_phrase(task)
-
+    normalized = normalize_phrase(scores.text)
+    action = leading_action(scores.text)
     candidates = []
     for i, root in enumerate(roots):
         score, ranks = fused.get(i, (0.0, {}))
-        boosts = boosts_for(normalized, root)
+        boosts = boosts_for(normalized, root, action)
         is_exact = root.workflow in exact
         if score == 0.0 and not boosts and not is_exact:
             continue
@@ -157,27 +190,114 @@ def select(
                 dense_rank=ranks.get("dense"),
                 boosts=boosts,
                 filtered=None if root.status == "active" else f"inactive:{root.status}",
-                cosine=None if dense_scores is None else round(float(dense_scores[i]), 4),
-                coverage=round(float(coverage[i]), 4),
+                cosine=None if scores.dense is None else round(float(scores.dense[i]), 4),
+                coverage=round(float(scores.coverage[i]), 4),
             )
         )
     # Exact matches first, then by score; ties by id so the same inputs always give the same packet.
     candidates.sort(key=lambda c: (not c.exact, -c.score, c.workflow))
+    return candidates
+
+
+def compound_roots(
+    intents: Sequence[TextScores],
+    roots: Sequence[RootDoc],
+    thresholds: Thresholds,
+    task_rank: Mapping[str, int] | None = None,
+) -> tuple[list[str], list[Candidate]]:
+    """The active roots that different intents of the task each select with confidence, in intent order.
+
+    An intent selects its best active root when that root's cosine reaches `intent_min_cosine`. Two such
+    roots A (of intent i) and B (of intent j) are both needed only when intent i prefers A to B and intent
+    j prefers B to A, each by at least `intent_margin` in cosine: one job said with "and" gives intents
+    whose best roots agree or are not separated, and stays one selection. With `task_rank` (an active
+    root's rank for the whole task), a pick must also rank within `compound_max_rank` for the whole task.
+    Returns the roots and, for each, its candidate entry from the intent that chose it (its evidence)."""
+    index_of = {r.workflow: i for i, r in enumerate(roots)}
+    picks: list[tuple[int, Candidate]] = []  # (intent, its best active root)
+    for k, intent in enumerate(intents):
+        if intent.dense is None:
+            return [], []
+        active = [c for c in rank_roots(intent, roots) if c.filtered is None]
+        if active and (active[0].cosine or 0.0) >= thresholds.intent_min_cosine:
+            rank = None if task_rank is None else task_rank.get(active[0].workflow)
+            if task_rank is None or (rank is not None and rank <= thresholds.compound_max_rank):
+                picks.append((k, active[0]))
+    chosen: dict[str, Candidate] = {}
+    for (i, a), (j, b) in itertools.combinations(picks, 2):
+        if a.workflow == b.workflow:
+            continue
+        ia, ib = index_of[a.workflow], index_of[b.workflow]
+        di, dj = intents[i].dense, intents[j].dense
+        assert di is not None and dj is not None
+        if (
+            float(di[ia] - di[ib]) >= thresholds.intent_margin
+            and float(dj[ib] - dj[ia]) >= thresholds.intent_margin
+        ):
+            chosen.setdefault(a.workflow, a)
+            chosen.setdefault(b.workflow, b)
+    return list(chosen), list(chosen.values())
+
+
+def select(
+    task: str,
+    roots: Sequence[RootDoc],
+    lexical_scores: np.ndarray,
+    coverage: np.ndarray,
+    dense_scores: np.ndarray | None,
+    thresholds: Thresholds = Thresholds(),
+    intents: Sequence[TextScores] = (),
+) -> Selection:
+    """Decide the outcome. lexical_scores/coverage/dense_scores are aligned with `roots`; `intents`
+    holds the scores of each intent of the task when it has two or more (lamina/retrieval/intents.py)."""
+    status_of = {r.workflow: r.status for r in roots}
+    exact = exact_matches(task, roots)
+    exact_active = [w for w in exact if status_of[w] == "active"]
+    candidates = rank_roots(TextScores(task, lexical_scores, coverage, dense_scores), roots, exact)
     shown = tuple(candidates[:CANDIDATES_LIMIT])
 
     if exact_active:
         status = "selected" if len(exact_active) == 1 else "multi_workflow"
         return Selection(status, tuple(exact_active), shown, ("exact id or alias",))
 
+    if len(intents) >= 2:
+        task_rank = {c.workflow: r for r, c in enumerate((c for c in candidates if c.filtered is None), 1)}
+        chosen, evidence = compound_roots(intents, roots, thresholds, task_rank)
+        if len(chosen) >= 2:
+            # Each chosen root appears with the evidence of the intent that chose it, then the task's own.
+            rest = [c for c in candidates if c.workflow not in chosen]
+            shown = tuple((evidence + rest)[: max(CANDIDATES_LIMIT, len(evidence))])
+            return Selection("multi_workflow", tuple(chosen), shown, ("one root per intent",))
+
     active = [c for c in candidates if c.filtered is None]
     if not active:
         return Selection("new_workflow_required", (), shown, ("no active root matched",))
     best = active[0]
+    best_cosine = best.cosine
+    if thresholds.intent_relevance and best_cosine is not None:
+        # A long task's vector is diluted by its other sentences: the intent nearest the root counts.
+        i = next(n for n, r in enumerate(roots) if r.workflow == best.workflow)
+        best_cosine = max([best_cosine, *(float(x.dense[i]) for x in intents if x.dense is not None)])
+    # Both rankers putting the same root first is evidence too: then a lower cosine is enough.
+    agreed = best.lexical_rank == 1 and best.dense_rank == 1
+    min_cosine = (
+        min(thresholds.dense_min_cosine, thresholds.agreed_min_cosine)
+        if agreed
+        else thresholds.dense_min_cosine
+    )
     relevant = (
-        best.cosine is not None and best.cosine >= thresholds.dense_min_cosine
+        best_cosine is not None and best_cosine >= min_cosine
     ) or best.coverage >= thresholds.lexical_min_coverage
     if not relevant:
         return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
+    top = candidates[0]
+    if (
+        top.filtered is not None
+        and top.cosine is not None
+        and best.cosine is not None
+        and top.cosine - best.cosine >= thresholds.inactive_margin
+    ):
+        return Selection("new_workflow_required", (), shown, (f"nearest root is {top.filtered}",))
     if len(active) > 1:
         second = active[1]
         close_score = best.score - second.score < thresholds.select_min_margin
@@ -189,7 +309,49 @@ def select(
         both_rankers_agree = best.lexical_rank == 1 and best.dense_rank == 1
         if close_score and close_dense and not both_rankers_agree:
             return Selection("ambiguous", (), shown, ("top roots not separated",))
+        # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
+        # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
+        terse = len(content_words(task)) <= thresholds.terse_max_words
+        names_action = any(b.kind == "action" for b in best.boosts)
+        if (
+            terse
+            and not (thresholds.terse_trusts_action and names_action)
+            and best.cosine is not None
+            and second.cosine is not None
+            and best.cosine - second.cosine < thresholds.terse_ambiguity_margin
+        ):
+            return Selection("ambiguous", (), shown, ("terse task, top roots not separated",))
     return Selection("selected", (best.workflow,), shown, ("fused ranking",))
+
+
+def text_scores(
+    text: str, root_bm25: BM25Index, n_roots: int, root_matrix: np.ndarray | None, vector: np.ndarray | None
+) -> TextScores:
+    tokens = tokenize(text)
+    lexical = bm25_scores(root_bm25, tokens)
+    distinct = max(1, len(set(tokens)))
+    coverage = np.array(
+        [len(matched_terms(root_bm25, i, tokens)) / distinct for i in range(n_roots)], dtype=np.float32
+    )
+    dense = cosine_scores(root_matrix, vector) if (vector is not None and root_matrix is not None) else None
+    return TextScores(text, lexical, coverage, dense)
+
+
+def task_scores(
+    task: str,
+    roots: Sequence[RootDoc],
+    root_bm25: BM25Index,
+    root_matrix: np.ndarray | None,
+    query_vector: np.ndarray | None,
+    intent_vectors: Mapping[str, np.ndarray] | None = None,
+) -> tuple[TextScores, tuple[TextScores, ...]]:
+    """The task's scores against every root, and each of its intents' when it has several and their
+    vectors are given (`intent_vectors` maps each text of intents.selection_texts(task) to its embedding)."""
+    whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector)
+    pieces = split_intents(task)
+    if intent_vectors is None or len(pieces) < 2 or not all(p in intent_vectors for p in pieces):
+        return whole, ()
+    return whole, tuple(text_scores(p, root_bm25, len(roots), root_matrix, intent_vectors[p]) for p in pieces)
 
 
 def select_for_task(
@@ -199,21 +361,13 @@ def select_for_task(
     root_matrix: np.ndarray | None,
     query_vector: np.ndarray | None,
     thresholds: Thresholds = Thresholds(),
+    intent_vectors: Mapping[str, np.ndarray] | None = None,
 ) -> Selection:
-    """Score every root document for the task (BM25, coverage, cosine) and decide. Used by graphd and by
-    bench/quality.py, so the evaluation measures exactly what users get."""
-    tokens = tokenize(task)
-    lexical = bm25_scores(root_bm25, tokens)
-    distinct = max(1, len(set(tokens)))
-    coverage = np.array(
-        [len(matched_terms(root_bm25, i, tokens)) / distinct for i in range(len(roots))], dtype=np.float32
-    )
-    dense = (
-        cosine_scores(root_matrix, query_vector)
-        if (query_vector is not None and root_matrix is not None)
-        else None
-    )
-    return select(task, roots, lexical, coverage, dense, thresholds)
+    """Score every root document for the task and its intents (BM25, coverage, cosine) and decide. Used by
+    graphd and by bench/quality.py, so the evaluation measures exactly what users get. Without
+    `intent_vectors` the task is read as one intent."""
+    whole, intents = task_scores(task, roots, root_bm25, root_matrix, query_vector, intent_vectors)
+    return select(task, roots, whole.lexical, whole.coverage, whole.dense, thresholds, intents)
 
 
 @dataclass(frozen=True)

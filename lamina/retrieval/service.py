@@ -27,6 +27,7 @@ from lamina.retrieval.bm25 import (
     stack_counts,
     take_rows,
 )
+from lamina.retrieval.intents import selection_texts
 from lamina.retrieval.localization import CHUNK_FIELDS, ChunkCorpus, chunk_documents, localize
 from lamina.retrieval.selection import (
     RootDoc,
@@ -382,6 +383,15 @@ class RetrievalService:
             )
         return embedder.embed([text])[0], None
 
+    def _intent_vectors(self, task: str, qvec: np.ndarray, state: GenerationState) -> dict[str, np.ndarray]:
+        """The embedding of every text selection reads for the task (the task, then each intent)."""
+        vectors = {task: qvec}
+        for text in selection_texts(task)[1:]:
+            vector, _error = self.embed_query(text, state)
+            if vector is not None:
+                vectors[text] = vector
+        return vectors
+
     def prepare(self, identity: str, task: str, workflow: str | None, fresh: bool | None) -> dict[str, Any]:
         state = self.state(identity)
         qvec, dense_error = self.embed_query(task, state)
@@ -403,7 +413,14 @@ class RetrievalService:
                     f"automatic Workflow selection needs dense retrieval, which is unavailable: {dense_error.message}",
                     dense_error.effective_hint + " Or name the workflow with --workflow <id> (lexical only).",
                 )
-            selection = select_for_task(task, state.roots, state.root_bm25, state.root_matrix, qvec)
+            selection = select_for_task(
+                task,
+                state.roots,
+                state.root_bm25,
+                state.root_matrix,
+                qvec,
+                intent_vectors=self._intent_vectors(task, qvec, state),
+            )
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
         sources = localize(state.chunks, task, qvec)

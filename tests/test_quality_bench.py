@@ -1,0 +1,66 @@
+"""bench/quality.py: the split, the task categories and the in-process selection loop (a stand-in embedder,
+so no model is needed; the figures themselves come from running the bench with the real one)."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from bench import quality
+from lamina.retrieval.selection import Thresholds
+
+
+class HashEmbedder:
+    """Deterministic unit vectors from a text's digest: stands in for the model in the loop's plumbing."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls += len(texts)
+        rows = []
+        for text in texts:
+            seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+            v = np.random.default_rng(seed).standard_normal(32).astype(np.float32)
+            rows.append(v / np.linalg.norm(v))
+        return np.vstack(rows)
+
+
+def _cache(tmp_path: Path) -> quality.VectorCache:
+    cache = quality.VectorCache(HashEmbedder())
+    cache.path = tmp_path / "vectors.npz"
+    cache.vectors = {}
+    return cache
+
+
+def test_calibration_and_held_out_graphs_are_disjoint() -> None:
+    assert set(quality.CALIBRATION).isdisjoint(quality.HELD_OUT)
+    assert len(quality.HELD_OUT) >= 2
+
+
+def test_task_categories_come_from_labels_and_the_exact_match_rule(tmp_path: Path) -> None:
+    clinic, shop = quality.load_graphs(["clinic", "shop"], _cache(tmp_path), tmp_path)
+    counts = Counter(t.category for t in clinic.tasks)
+    assert counts["compound"] == 6 and counts["single_and"] == 2 and counts["exact_multi"] == 4
+    assert counts["explicit"] == 4 and counts["vague"] == 7
+    assert all(
+        t.status == "multi_workflow" for t in clinic.tasks if t.category in ("compound", "exact_multi")
+    )
+    assert Counter(t.category for t in shop.tasks)["compound"] == 8
+
+
+def test_the_loop_embeds_each_text_once_and_is_deterministic(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    graphs = quality.load_graphs(["saas"], cache, tmp_path)
+    first = quality.evaluate(graphs, cache, Thresholds())
+    embedded = cache.embedder.calls
+    assert quality.evaluate(graphs, cache, Thresholds()) == first
+    assert cache.embedder.calls == embedded  # nothing embedded twice
+    explicit = [t for t in graphs[0].tasks if t.explicit]
+    assert all(quality.correct(t, quality.predict(t, graphs[0], cache, Thresholds())) for t in explicit)
+    cache.save()
+    with np.load(cache.path) as data:
+        assert sorted(data["texts"].tolist()) == sorted(cache.vectors)

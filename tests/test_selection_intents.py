@@ -1,0 +1,140 @@
+"""Reading a task as intents, compound selection, calibrated outcomes (lamina/retrieval/intents.py and
+selection.py). Synthetic score vectors, so each rule is checked on its own; bench/quality.py measures them
+on real graphs."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.constants import MAX_INTENTS
+from lamina.retrieval.bm25 import build_bm25
+from lamina.retrieval.intents import content_words, selection_texts, split_intents
+from lamina.retrieval.selection import (
+    RootDoc,
+    TextScores,
+    Thresholds,
+    leading_action,
+    select,
+    select_for_task,
+)
+
+ROOTS = [
+    RootDoc("order-lab-test", "active", (), {"entity": ("lab order",), "action": ("order",)}),
+    RootDoc("send-bill", "active", (), {"entity": ("invoice",), "action": ("send",)}),
+    RootDoc("fax-results", "retired", (), {"action": ("fax",)}),
+]
+TH = Thresholds(
+    dense_min_cosine=0.35,
+    lexical_min_coverage=0.5,
+    select_min_margin=0.0,
+    dense_ambiguity_margin=0.05,
+    intent_min_cosine=0.3,
+    intent_margin=0.05,
+    inactive_margin=0.05,
+    terse_max_words=4,
+    terse_ambiguity_margin=0.2,
+)
+
+
+def _scores(text: str, dense: list[float], lexical: list[float] | None = None) -> TextScores:
+    lex = np.array(lexical if lexical is not None else [0.0] * len(dense), dtype=np.float32)
+    return TextScores(text, lex, np.zeros(len(dense), dtype=np.float32), np.array(dense, dtype=np.float32))
+
+
+def test_a_task_is_cut_into_intents_at_the_words_that_join_two_requests() -> None:
+    task = "When a vet orders blood tests, also put the lab fee on the client's bill"
+    assert split_intents(task) == ("When a vet orders blood tests", "put the lab fee on the client's bill")
+    assert split_intents("Archive the old claims; export the audit trail to CSV") == (
+        "Archive the old claims",
+        "export the audit trail to CSV",
+    )
+    assert len(split_intents("Book the follow-up visit and then send the patient a reminder text")) == 2
+
+
+def test_short_pieces_stay_with_their_neighbour_so_one_job_with_and_is_one_intent() -> None:
+    assert split_intents("Write and sign the visit note") == ("Write and sign the visit note",)
+    assert split_intents("Refund a paid order when the warehouse cannot ship it") == (
+        "Refund a paid order when the warehouse cannot ship it",
+    )
+    assert selection_texts("Write and sign the visit note") == ("Write and sign the visit note",)
+    assert content_words("it is not the bill") == ["bill"]
+
+
+def test_a_long_list_is_read_as_at_most_max_intents() -> None:
+    task = ", ".join(f"update record number {n} carefully" for n in range(10))
+    pieces = split_intents(task)
+    assert len(pieces) == MAX_INTENTS
+    assert all(len(content_words(p)) >= 3 for p in pieces)
+
+
+def test_two_intents_that_each_prefer_a_different_root_give_multi_workflow_with_their_evidence() -> None:
+    task = "When a vet orders blood tests, also put the lab fee on the client's bill"
+    whole = _scores(task, [0.50, 0.45, 0.1])
+    intents = [
+        _scores("When a vet orders blood tests", [0.60, 0.20, 0.1]),
+        _scores("put the lab fee", [0.2, 0.55, 0.1]),
+    ]
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, TH, intents)
+    assert sel.status == "multi_workflow" and sel.workflows == ("order-lab-test", "send-bill")
+    evidence = {c.workflow: c.cosine for c in sel.candidates}
+    assert evidence["order-lab-test"] == 0.6 and evidence["send-bill"] == 0.55  # each from its own intent
+
+
+def test_intents_that_do_not_separate_their_roots_stay_one_selection() -> None:
+    task = "Order the blood panel and record which lab order it belongs to"
+    whole = _scores(task, [0.60, 0.30, 0.1])
+    # The second intent prefers send-bill, but by less than intent_margin: one job, selected.
+    intents = [
+        _scores("Order the blood panel", [0.62, 0.2, 0.1]),
+        _scores("record the lab order", [0.40, 0.42, 0.1]),
+    ]
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, TH, intents)
+    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
+    # An intent whose best root is below intent_min_cosine says nothing either.
+    intents = [_scores("Order the blood panel", [0.62, 0.2, 0.1]), _scores("and so on", [0.1, 0.25, 0.0])]
+    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, TH, intents).status == "selected"
+
+
+def test_a_near_match_on_an_inactive_root_asks_for_a_new_workflow_and_shows_it_filtered() -> None:
+    task = "Fax the lab results to the referring practice"
+    whole = _scores(task, [0.40, 0.20, 0.60])
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, TH)
+    assert sel.status == "new_workflow_required" and sel.workflows == ()
+    assert sel.candidates[0].workflow == "fax-results" and sel.candidates[0].filtered == "inactive:retired"
+    # Without the inactive root's lead, the active root is selected.
+    whole = _scores(task, [0.58, 0.20, 0.60])
+    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, TH).status == "selected"
+
+
+def test_a_terse_task_is_ambiguous_unless_dense_clearly_separates_its_roots() -> None:
+    whole = _scores("Lab billing is wrong", [0.50, 0.40, 0.1], [1.0, 0.5, 0.0])
+    sel = select("Lab billing is wrong", ROOTS, whole.lexical, whole.coverage, whole.dense, TH)
+    assert sel.status == "ambiguous" and sel.workflows == ()
+    whole = _scores("Lab billing is wrong", [0.70, 0.40, 0.1], [1.0, 0.5, 0.0])
+    assert (
+        select("Lab billing is wrong", ROOTS, whole.lexical, whole.coverage, whole.dense, TH).status
+        == "selected"
+    )
+    # The same margin in a task that says more is selected: the rule is about what the text says.
+    long_task = "The lab billing step computes the wrong total for a blood panel ordered twice"
+    whole = _scores(long_task, [0.50, 0.40, 0.1], [1.0, 0.5, 0.0])
+    assert select(long_task, ROOTS, whole.lexical, whole.coverage, whole.dense, TH).status == "selected"
+
+
+def test_the_leading_action_of_a_task_boosts_the_root_whose_title_starts_with_it() -> None:
+    assert leading_action("Refund a paid order when the warehouse cannot ship it") == "refund"
+    assert leading_action("the") == ""
+    whole = _scores("Send the lab invoice to the client", [0.5, 0.5, 0.1], [1.0, 1.0, 0.0])
+    sel = select("Send the lab invoice to the client", ROOTS, whole.lexical, whole.coverage, whole.dense, TH)
+    top = sel.candidates[0]
+    assert top.workflow == "send-bill" and [b.kind for b in top.boosts if b.kind == "action"] == ["action"]
+
+
+def test_select_for_task_with_intents_is_deterministic() -> None:
+    bm25 = build_bm25([{"body": "order a lab test"}, {"body": "send the bill invoice"}, {"body": "fax"}])
+    matrix = np.eye(3, dtype=np.float32)
+    task = "When a vet orders a lab test, also send the client an invoice for it"
+    vectors = {t: matrix[i % 2] for i, t in enumerate(selection_texts(task))}
+    a = select_for_task(task, ROOTS, bm25, matrix, vectors[task], TH, vectors)
+    b = select_for_task(task, ROOTS, bm25, matrix, vectors[task], TH, dict(reversed(list(vectors.items()))))
+    assert a == b
