@@ -51,11 +51,24 @@ class GraphdConfig:
 
 
 @dataclass(frozen=True)
+class RolesConfig:
+    """[roles]: globs that give files a role before the path conventions (lamina/repo/roles.py)."""
+
+    code: tuple[str, ...] = ()
+    test: tuple[str, ...] = ()
+    docs: tuple[str, ...] = ()
+    config: tuple[str, ...] = ()
+    generated: tuple[str, ...] = ()
+    data: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     graph: GraphConfig = field(default_factory=GraphConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     graphd: GraphdConfig = field(default_factory=GraphdConfig)
+    roles: RolesConfig = field(default_factory=RolesConfig)
 
     @property
     def all_excludes(self) -> tuple[str, ...]:
@@ -67,6 +80,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "index": {"include": list, "exclude": list, "max_file_bytes": int, "store": str},
     "runtime": {"threads": int},
     "graphd": {"idle_timeout_seconds": int},
+    "roles": {r: list for r in ("code", "test", "docs", "config", "generated", "data")},
 }
 
 
@@ -95,6 +109,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         index=IndexConfig(**sections.get("index", {})),
         runtime=RuntimeConfig(**sections.get("runtime", {})),
         graphd=GraphdConfig(**sections.get("graphd", {})),
+        roles=RolesConfig(**sections.get("roles", {})),
     )
     if cfg.index.max_file_bytes <= 0:
         raise _config_error(path, "index.max_file_bytes must be positive")
