@@ -46,9 +46,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.localization import (  # noqa: E402
+    _MERGE_SUBJECT,
     MAX_GOLD_FILES,
     MIN_QUERY_WORDS,
-    _MERGE_SUBJECT,
     Scope,
     clean_query,
     git,
@@ -151,7 +151,9 @@ def lamina_cli(cwd: Path, *args: str, check: bool = True) -> subprocess.Complete
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     if check and proc.returncode != 0:
-        raise RuntimeError(f"lamina {' '.join(args)}: {proc.returncode} {proc.stdout[-1500:]} {proc.stderr[-1500:]}")
+        raise RuntimeError(
+            f"lamina {' '.join(args)}: {proc.returncode} {proc.stdout[-1500:]} {proc.stderr[-1500:]}"
+        )
     return proc
 
 
@@ -167,21 +169,23 @@ def checkout_snapshot(clone: Path, snapshot: str, target: Path) -> None:
     git(target, "checkout", "--quiet", "--force", "--detach", snapshot)
 
 
-def dump_snapshot(snap: Path, out: Path) -> None:
+def dump_snapshot(snap: Path, out: Path, entry: Mapping[str, Any], lexical_only: bool = False) -> None:
     """Chunks of Lamina's default selection at the snapshot, with roles and vectors (see the module doc)."""
     from lamina.config import load_config
     from lamina.index.cas import ContentStore
     from lamina.index.membership import embedding_key, text_digest
     from lamina.repo.files import select_files
-    from lamina.repo.roles import file_role, role_rules
+    from lamina.repo.git import locate
+    from lamina.repo.roles import EMBEDDED_ROLES, file_role, role_rules
     from lamina.runtime.embedder import load_embedder
     from lamina.workspace import workspace_for
-    from lamina.repo.git import locate
 
     config = load_config(snap)
     rules = role_rules(config)
     selection = select_files(snap, config)
-    rows: dict[str, list[Any]] = {k: [] for k in ("path", "symbol", "kind", "start", "end", "part", "text", "role")}
+    rows: dict[str, list[Any]] = {
+        k: [] for k in ("path", "symbol", "kind", "start", "end", "part", "text", "role")
+    }
     for f in selection.files:
         data = (snap / f.path).read_bytes()
         role = file_role(f.path, rules)
@@ -192,20 +196,35 @@ def dump_snapshot(snap: Path, out: Path) -> None:
     embedder = load_embedder(threads=2)
     store = ContentStore(workspace_for(locate(snap)).store_dir)
     keys = [embedding_key(embedder.info.model_digest, text_digest(t)) for t in rows["text"]]
-    unique = list(dict.fromkeys(keys))
+    # Lamina embeds code chunks only (EMBEDDED_ROLES); the baselines' source-only chunks are embedded too.
+    scope = scope_of(entry)
+    embedded = [
+        not lexical_only and (r in EMBEDDED_ROLES or scope.covers(p))
+        for r, p in zip(rows["role"], rows["path"], strict=True)
+    ]
+    unique = list(dict.fromkeys(k for k, e in zip(keys, embedded, strict=True) if e))
     missing = set(store.missing_embeddings(unique))
     text_of = dict(zip(keys, rows["text"], strict=True))
     todo = [k for k in unique if k in missing]
-    print(f"{snap.name}: {len(selection.files)} files, {len(keys)} chunks, {len(todo)} to embed", file=sys.stderr, flush=True)
+    print(
+        f"{snap.name}: {len(selection.files)} files, {len(keys)} chunks, {len(todo)} to embed",
+        file=sys.stderr,
+        flush=True,
+    )
     started = time.monotonic()
     for i in range(0, len(todo), 64):
         batch = todo[i : i + 64]
         store.put_embeddings(batch, embedder.embed([text_of[k] for k in batch]))
         if i % 1024 == 0:
             rate = (i + len(batch)) / max(1e-9, time.monotonic() - started)
-            print(f"  {i + len(batch)}/{len(todo)} ({rate:.0f}/s, load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+            print(
+                f"  {i + len(batch)}/{len(todo)} ({rate:.0f}/s, load {os.getloadavg()[0]:.1f})",
+                file=sys.stderr,
+                flush=True,
+            )
     vectors = store.embeddings(unique)
-    matrix = np.stack([vectors[k] for k in keys]) if keys else np.zeros((0, embedder.info.dimension), np.float32)
+    zero = np.zeros(embedder.info.dimension, np.float32)
+    matrix = np.stack([vectors.get(k, zero) if e else zero for k, e in zip(keys, embedded, strict=True)])
     out.parent.mkdir(parents=True, exist_ok=True)
     np.save(out.with_suffix(".npy"), matrix.astype(np.float32))
     out.with_suffix(".json").write_text(json.dumps(rows))
@@ -255,7 +274,9 @@ def mean_of(values: Sequence[float | None]) -> float:
     return statistics.fmean(vals) if vals else float("nan")
 
 
-def bootstrap(values: Sequence[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = 15) -> tuple[float, float]:
+def bootstrap(
+    values: Sequence[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = 15
+) -> tuple[float, float]:
     """95% percentile interval of the mean, resampling cases."""
     rng = random.Random(seed)
     arr = np.asarray(values, dtype=np.float64)
@@ -343,12 +364,13 @@ class Baselines:
 # --- commands --------------------------------------------------------------------------------------
 def cmd_cases_and_dump(args: argparse.Namespace) -> None:
     repos = load_repos()
-    for name, entry in repos.items():
-        if args.only and name not in args.only:
-            continue
+    for name in args.only or list(repos):
+        entry = repos[name]
         clone = args.clones / name
         scope = scope_of(entry)
-        snapshot = entry.get("snapshot") or find_snapshot(clone, entry["commit"], scope, entry.get("cases", 50))
+        snapshot = entry.get("snapshot") or find_snapshot(
+            clone, entry["commit"], scope, entry.get("cases", 50)
+        )
         cases_file = args.work / "cases" / f"{name}.json"
         if not cases_file.exists():
             cases = build_cases(clone, snapshot, entry["commit"], scope)
@@ -362,7 +384,7 @@ def cmd_cases_and_dump(args: argparse.Namespace) -> None:
         if not (snap / "lamina.toml").exists():
             lamina_cli(snap, "init")
         if not (args.work / "dumps" / f"{name}.npy").exists():
-            dump_snapshot(snap, args.work / "dumps" / name)
+            dump_snapshot(snap, args.work / "dumps" / name, entry, args.lexical_only)
 
 
 def load_cases(work: Path, name: str) -> list[dict[str, Any]]:
@@ -430,6 +452,7 @@ def main() -> None:
     d.add_argument("--clones", type=Path, default=Path("/tmp/eval"))
     d.add_argument("--only", nargs="*")
     d.add_argument("--cases-only", action="store_true")
+    d.add_argument("--lexical-only", action="store_true", help="zero vectors: no embedding (lexical tuning)")
     t = sub.add_parser("tune")
     t.add_argument("--split", default="tuning")
     t.add_argument("--only", nargs="*")

@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 6  # bump when chunk, document or index layout changes
+RETRIEVAL_SCHEMA_VERSION = 7  # bump when chunk, document or index layout changes
 CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries change
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5
@@ -116,3 +116,15 @@ QUANT_PER_CHANNEL = True
 QUANT_REDUCE_RANGE = True
 QUANT_WEIGHT_TYPE = "QInt8"
 ONNX_OPSET = 17  # opset of the development export (torch TorchScript exporter)
+
+# --- Source localization: files first, roles, tasks read like a developer (issue 15) ---------------
+# Chosen on the tuning split of bench/localization_repos.toml with bench/localization_eval.py tune;
+# docs/evaluation.md ("Source localization") has the measurements.
+LOCALIZE_IDENTIFIER_WEIGHT = 2.0  # BM25 weight of a term from an identifier the task names
+LOCALIZE_LEXICAL_DAMPING = 0.3  # file score = best chunk + damping * the next ones (BM25)
+LOCALIZE_DENSE_DAMPING = 0.1  # the same for cosine
+LOCALIZE_RANKER_WEIGHTS = {"lexical": 1.0, "dense": 1.0, "names": 1.0}  # weighted RRF of file rankings
+LOCALIZE_RRF_K = 60
+LOCALIZE_PER_FILE = 2  # sources per file, unless fewer files match
+LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
+RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)

@@ -41,6 +41,7 @@ from lamina.index.membership import (
     text_digest,
     version_id,
 )
+from lamina.repo.roles import EMBEDDED_ROLES, file_role, role_rules
 
 # Texts per embedder call and per store commit: also how much work a cancelled or killed build can lose,
 # and how long a hosted build takes to notice that its client went away (~2–4 s on 2 cores).
@@ -139,7 +140,7 @@ def _accepted_blobs(ctx: BuildContext) -> dict[str, int]:
         except FileNotFoundError:
             continue
         for line in text.splitlines():
-            _path, blob, size = line.split("\t")
+            _path, blob, size, *_role = line.split("\t")
             known[blob] = int(size)
     return known
 
@@ -161,8 +162,11 @@ def step_manifest(ctx: BuildContext) -> None:
         status_raw=ctx.state.status_raw,
     )
     shards: dict[str, list[str]] = {name: [] for name in shard_names()}
-    for f in selection.files:
-        shards[f"{shard_of(f.path):02d}"].append(f"{f.path}\t{f.blob}\t{f.size}\n")
+    rules = role_rules(ctx.config)
+    for f in selection.files:  # the role column: a [roles] change re-chunks the shards it touches
+        shards[f"{shard_of(f.path):02d}"].append(
+            f"{f.path}\t{f.blob}\t{f.size}\t{file_role(f.path, rules)}\n"
+        )
     for name, lines in shards.items():
         if _write_if_changed(ctx.path("files", f"{name}.tsv"), "".join(lines)):
             ctx.shards_to_chunk[name] = len(lines)  # its chunks task will run: the progress total
@@ -228,8 +232,8 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
         ctx.progress.total += len(lines)
     unstored: list[tuple[_RowsKey, list[dict[str, Any]]]] = []
     for line in lines:
-        path, blob, _size = line.split("\t")
-        remembered_key = (store.identity, path, blob, ctx.model_digest)
+        path, blob, _size, role = line.split("\t")
+        remembered_key = (store.identity, path, blob, ctx.model_digest, role)
         remembered = _FILE_ROWS.get(remembered_key)
         if remembered is not None:  # this file content at this path, chunked by an earlier build
             out.extend(remembered)
@@ -265,8 +269,9 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
         rows = [
             {
                 "id": version_id("chunk", path, r["symbol"], r["symbol_kind"], r["start_line"], r["end_line"],
-                                 r["part"], r["text_digest"], "", _emb_key(ctx, r["text_digest"])),
-                "kind": "chunk", "path": path, "meta": "", **r,
+                                 r["part"], r["text_digest"], role,
+                                 _emb_key(ctx, r["text_digest"]) if role in EMBEDDED_ROLES else ""),
+                "kind": "chunk", "path": path, "meta": role, **r,
             }
             for r in recs
         ]  # fmt: skip
@@ -291,7 +296,7 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
 # time, and reading and re-deriving them (a store lookup, version ids) cost ~10 ms a shard. Keyed by
 # ContentStore.identity, so a replaced or another store is asked again; rows are only remembered once the
 # store holds their texts. Rows are shared, never mutated.
-_RowsKey = tuple[tuple[int, int], str, str, str]
+_RowsKey = tuple[tuple[int, int], str, str, str, str]
 _FILE_ROWS: dict[_RowsKey, list[dict[str, Any]]] = {}
 FILE_ROWS_MAX = 50_000  # files remembered (~2.3 KB of rows each: 23 MB at 10,000 files, measured)
 
@@ -316,6 +321,12 @@ _EMBEDDED: dict[tuple[tuple[int, int], str], set[str]] = {}
 EMBEDDED_MAX = 1_000_000  # digests remembered per store and model (~100 MB at the most); then start over
 
 
+def _embeds(kind: str, meta: str) -> bool:
+    """Whether a version carries an embedding: workflows do, chunks only of EMBEDDED_ROLES (the meta of a
+    chunk version is its file's role, lamina/repo/roles.py)."""
+    return kind != "chunk" or meta in EMBEDDED_ROLES
+
+
 def _known_embedded(ctx: BuildContext) -> set[str]:
     known = _EMBEDDED.setdefault((ctx.store().identity, ctx.model_digest), set())
     if len(known) > EMBEDDED_MAX:
@@ -325,7 +336,11 @@ def _known_embedded(ctx: BuildContext) -> set[str]:
 
 def _missing_for(ctx: BuildContext, shard: str) -> list[tuple[str, str]]:
     """(embedding key, text digest) of this shard's texts the store has no embedding for."""
-    digests = _read_columns(chunks_file(ctx, shard))["text_digest"]
+    columns = _read_columns(chunks_file(ctx, shard))
+    digests = [
+        d for d, kind, meta in zip(columns["text_digest"], columns["kind"], columns["meta"], strict=True)
+        if _embeds(kind, meta)
+    ]  # fmt: skip
     known = _known_embedded(ctx)
     wanted = {embedding_key(ctx.model_digest, d): d for d in dict.fromkeys(digests) if d not in known}
     missing = ctx.store().missing_embeddings(list(wanted))
@@ -414,7 +429,7 @@ def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
 
     store = ctx.store()
     texts = store.texts(sorted({r["text_digest"] for r in records}))
-    keys = [_emb_key(ctx, r["text_digest"]) for r in records]
+    keys = [_emb_key(ctx, r["text_digest"]) if _embeds(r["kind"], r["meta"]) else "" for r in records]
     vectors = store.embeddings([k for k in keys if k]) if not ctx.lexical_only else {}
     if not ctx.lexical_only and len(vectors) < len(set(keys)):
         raise LaminaError(

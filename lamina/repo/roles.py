@@ -68,8 +68,12 @@ TEST_DIRS = frozenset(
     "test tests testing __tests__ __test__ spec specs e2e integration-tests integration_tests it benches "
     "bench benchmarks benchmark conformance".split()
 )
-DATA_DIRS = frozenset("testdata test-data test_data fixtures fixture __fixtures__ __snapshots__ snapshots".split())
-DOCS_DIRS = frozenset("docs doc documentation examples example samples sample man changelog.d changes".split())
+DATA_DIRS = frozenset(
+    "testdata test-data test_data fixtures fixture __fixtures__ __snapshots__ snapshots".split()
+)
+DOCS_DIRS = frozenset(
+    "docs doc documentation examples example samples sample man changelog.d changes".split()
+)
 CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
 GENERATED_DIRS = frozenset("node_modules vendor third_party dist build out target __generated__ gen".split())
 # A test by its file name: test_x.py, x_test.py, x_test.go, x.test.ts, x.spec.js, XTest.java, XTests.cs,
@@ -147,5 +151,13 @@ def role_rules(config: object) -> RoleRules:
     """The role rules of a loaded lamina.toml (lamina.config.Config)."""
     roles = getattr(config, "roles", None)
     graph = getattr(config, "graph", None)
-    overrides = {r: tuple(getattr(roles, r)) for r in ASSIGNABLE_ROLES if roles is not None and getattr(roles, r)}
+    overrides = {
+        r: tuple(getattr(roles, r)) for r in ASSIGNABLE_ROLES if roles is not None and getattr(roles, r)
+    }
     return RoleRules(overrides, tuple(graph.paths) if graph is not None else ())
+
+
+# Only these roles' chunks are embedded: `sources` are code, and the dense ranker ranks code only, so
+# embedding tests, docs and config (often half of a repository's chunks) bought nothing but cold-index
+# time. Every role stays in the BM25 index (`related` is found lexically).
+EMBEDDED_ROLES = frozenset({CODE})
