@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import subprocess
 import sys
@@ -278,11 +277,11 @@ def bootstrap(
     values: Sequence[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = 15
 ) -> tuple[float, float]:
     """95% percentile interval of the mean, resampling cases."""
-    rng = random.Random(seed)
+    rng = np.random.default_rng(seed)
     arr = np.asarray(values, dtype=np.float64)
     if arr.size == 0:
         return (float("nan"), float("nan"))
-    idx = np.array([[rng.randrange(arr.size) for _ in range(arr.size)] for _ in range(samples)])
+    idx = rng.integers(0, arr.size, size=(samples, arr.size))
     means = arr[idx].mean(axis=1)
     return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
 
@@ -328,12 +327,11 @@ class Baselines:
         self.matrix = np.ascontiguousarray(dump.matrix[self.rows])
 
     def _bm25_order(self, query: str) -> list[int]:
-        tokens = self.bm25s.tokenize([query], stopwords="en", show_progress=False)
-        if not tokens.vocab:
+        tokens = self.bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
+        known = [t for t in tokens if t in self.retriever.vocab_dict]
+        if not known:
             return []
-        scores = self.retriever.get_scores(
-            [t for t in (tokens.vocab_inv.get(i) for i in tokens.ids[0]) if t is not None]
-        )
+        scores = self.retriever.get_scores(known)
         order = np.argsort(-scores, kind="stable")
         return [int(i) for i in order if scores[i] > 0][:200]
 
@@ -356,7 +354,10 @@ class Baselines:
     def run(self, query: str, qvec: np.ndarray) -> dict[str, list[dict[str, Any]]]:
         from lamina.retrieval.fusion import rrf
 
-        lex, dense = self._bm25_order(query), self._dense_order(qvec)
+        lex = self._bm25_order(query)
+        if not self.matrix.any():  # a lexical-only dump (tuning): no dense baselines
+            return {"bm25": self._sources(lex)}
+        dense = self._dense_order(qvec)
         fused = [doc for doc, _, _ in rrf({"lexical": lex, "dense": dense}, 60)]
         return {"bm25": self._sources(lex), "dense": self._sources(dense), "rrf": self._sources(fused)}
 
@@ -406,11 +407,12 @@ def query_vectors(work: Path, name: str, queries: Sequence[str]) -> np.ndarray:
     return np.asarray([known[q] for q in queries], dtype=np.float32)
 
 
-def lamina_corpus(dump: Dump) -> Any:
+def lamina_corpus(dump: Dump, lexical_only: bool = False) -> Any:
     from lamina.retrieval.localization import build_chunk_corpus
 
+    matrix = dump.matrix if lexical_only is False and dump.matrix.any() else None
     return build_chunk_corpus(dump.paths, dump.symbols, dump.kinds, dump.starts, dump.ends, dump.texts,
-                              dump.matrix, roles=dump.roles)  # fmt: skip
+                              matrix, roles=dump.roles)  # fmt: skip
 
 
 def split_names(split: str) -> list[str]:
@@ -420,7 +422,12 @@ def split_names(split: str) -> list[str]:
 def cmd_tune(args: argparse.Namespace) -> None:
     from lamina.retrieval.localization import localize
 
+    from lamina.retrieval.localization import LocalizeParams
+
     variants: dict[str, Callable[..., Any]] = {"lamina": localize}
+    for i, spec in enumerate(args.variant or []):
+        params = LocalizeParams(**json.loads(spec))
+        variants[f"v{i}"] = lambda c, q, v, params=params: localize(c, q, v, params=params)
     results: dict[str, list[dict[str, float | None]]] = {}
     per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
     for name in args.only or split_names(args.split):
@@ -440,8 +447,66 @@ def cmd_tune(args: argparse.Namespace) -> None:
         print(f"== {name} ({len(next(iter(res.values())))} cases)")
         for ranker, rows in res.items():
             print(f"  {ranker:<10}" + " ".join(f"{m}={mean_of([r[m] for r in rows]):.3f}" for m in METRICS))
+    common = {r: rows for r, rows in results.items() if len(rows) == len(results["lamina"])}
     print(f"== all ({len(results['lamina'])} cases)")
+    print(report(common, "lamina"))
+
+
+def cmd_final(args: argparse.Namespace) -> None:
+    """The real default path on held-out repositories, with the plain baselines on the same cases."""
+    repos = load_repos()
+    names = args.only or split_names(args.split)
+    results: dict[str, list[dict[str, float | None]]] = {}
+    large: dict[str, list[dict[str, float | None]]] = {}
+    per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
+    predictions = (args.work / "predictions.jsonl").open("w")
+    for name in names:
+        dump = load_dump(args.work, name)
+        if not dump.matrix.any():
+            raise SystemExit(f"{name}: a lexical-only dump cannot give the dense baselines")
+        cases = load_cases(args.work, name)
+        qvecs = query_vectors(args.work, name, [c["query"] for c in cases])
+        base = Baselines(dump, scope_of(repos[name]))
+        snap = args.work / "snap" / name
+        lamina_cli(snap, "graphd", "stop", check=False)
+        started = time.monotonic()
+        first = json.loads(lamina_cli(snap, "work", "prepare", cases[0]["query"], "--json", "--quiet").stdout)
+        cold = time.monotonic() - started
+        roles = [s.get("role") for s in first["sources"]]
+        print(f"{name}: cold `work prepare` {cold:.1f} s; its sources' roles {roles}; related "
+              f"{[r['role'] for r in first.get('related', [])]}", file=sys.stderr, flush=True)  # fmt: skip
+        seconds = []
+        for case, qvec in zip(cases, qvecs, strict=True):
+            t0 = time.monotonic()
+            out = json.loads(lamina_cli(snap, "context", "search", case["query"], "--json", "--quiet").stdout)
+            seconds.append(time.monotonic() - t0)
+            got = {"lamina": out["sources"], **base.run(case["query"], qvec)}
+            row: dict[str, Any] = {"repo": name, "commit": case["commit"], "query": case["query"],
+                                   "gold_files": case["gold_files"], "gold_symbols": case["gold_symbols"]}  # fmt: skip
+            for ranker, sources in got.items():
+                m = case_metrics(sources, case)
+                results.setdefault(ranker, []).append(m)
+                per_repo.setdefault(name, {}).setdefault(ranker, []).append(m)
+                if repos[name].get("size") == "large":
+                    large.setdefault(ranker, []).append(m)
+                row[ranker] = {"sources": [[s["file"], s["symbol"]] for s in sources[:DEPTH]], "metrics": m}
+            predictions.write(json.dumps(row) + "\n")
+        lamina_cli(snap, "graphd", "stop", check=False)
+        print(f"{name}: {len(cases)} searches, median {statistics.median(seconds):.2f} s "
+              f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)  # fmt: skip
+    predictions.close()
+    for name, res in per_repo.items():
+        print(
+            f"== {name} ({len(res['lamina'])} cases, {repos[name].get('size')}, {repos[name].get('language')})"
+        )
+        for ranker, rows in res.items():
+            print(f"  {ranker:<10}" + " ".join(f"{m}={mean_of([r[m] for r in rows]):.3f}" for m in METRICS))
+    if large:
+        print(f"== large held-out repositories ({len(large['lamina'])} cases)")
+        print(report(large, "lamina"))
+    print(f"== all held-out repositories ({len(results['lamina'])} cases; load {os.getloadavg()[0]:.1f})")
     print(report(results, "lamina"))
+    print(f"per-commit predictions: {args.work / 'predictions.jsonl'}")
 
 
 def main() -> None:
@@ -456,8 +521,12 @@ def main() -> None:
     t = sub.add_parser("tune")
     t.add_argument("--split", default="tuning")
     t.add_argument("--only", nargs="*")
+    t.add_argument("--variant", action="append", help="LocalizeParams fields as JSON (repeatable)")
+    f = sub.add_parser("final")
+    f.add_argument("--split", default="held_out")
+    f.add_argument("--only", nargs="*")
     args = parser.parse_args()
-    {"dump": cmd_cases_and_dump, "tune": cmd_tune}[args.command](args)
+    {"dump": cmd_cases_and_dump, "tune": cmd_tune, "final": cmd_final}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import numpy as np
 
 from lamina.constants import (
     BM25_FIELD_WEIGHTS,
+    LOCALIZE_CAPS,
     LOCALIZE_DENSE_DAMPING,
     LOCALIZE_FILE_DEPTH,
     LOCALIZE_IDENTIFIER_WEIGHT,
@@ -27,6 +28,7 @@ from lamina.constants import (
     LOCALIZE_PER_FILE,
     LOCALIZE_RANKER_WEIGHTS,
     LOCALIZE_RRF_K,
+    LOCALIZE_WITHIN_FILE_RRF_K,
     RELATED_LIMIT,
     SOURCES_LIMIT,
 )
@@ -54,6 +56,8 @@ class ChunkCorpus:
     matrix_rows: np.ndarray | None = None
     # Chunk i's role (lamina/repo/roles.py); empty = every chunk is code (corpora built without roles).
     roles: Sequence[str] = ()
+    # Chunk i's name terms (chunk_name_terms); empty = computed on first use.
+    name_terms: Sequence[tuple[str, ...]] = ()
     # Per-corpus structures built on first use (files, name terms); never part of equality.
     _layout: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -101,16 +105,24 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
         role_of[f] = roles[i]
     code = np.fromiter((r == SOURCE_ROLE for r in roles), bool, len(corpus))
     postings: dict[str, list[int]] = {}
-    path_terms = {f: _name_terms(_path_stem(p)) for f, p in enumerate(files)}
-    for i, (sym, f) in enumerate(zip(corpus.symbols, file_of.tolist(), strict=True)):
-        terms = set(path_terms[f])
-        if not sym.startswith("<"):
-            terms.update(_name_terms(sym))
+    names = corpus.name_terms or [
+        chunk_name_terms(p, s) for p, s in zip(corpus.paths, corpus.symbols, strict=True)
+    ]
+    for i, terms in enumerate(names):
         for t in terms:
             postings.setdefault(t, []).append(i)
     return _Layout(
         files, file_of, tuple(role_of), code, {t: np.asarray(v, np.int64) for t, v in postings.items()}
     )
+
+
+def chunk_name_terms(path: str, symbol: str) -> tuple[str, ...]:
+    """What a chunk is called: the whole-identifier terms of its file's path (without suffix) and of its
+    symbol. graphd computes them once per cached version."""
+    terms = _name_terms(_path_stem(path))
+    if not symbol.startswith("<"):
+        terms |= _name_terms(symbol)
+    return tuple(sorted(terms))
 
 
 def _path_stem(path: str) -> str:
@@ -186,6 +198,9 @@ class LocalizeParams:
     per_file: int = LOCALIZE_PER_FILE
     file_depth: int = LOCALIZE_FILE_DEPTH
     aggregate_top: int = 3  # chunks of a file that count towards its score
+    named_first: bool = True  # within a file, named symbols before `<module>` / `<file>` chunks
+    caps: tuple[int, ...] = LOCALIZE_CAPS  # sources of the file at rank 1, 2, … (the last repeats)
+    within_k: float = LOCALIZE_WITHIN_FILE_RRF_K  # RRF k of the within-file chunk order
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -203,28 +218,28 @@ def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
 
 def _file_scores(
     scores: np.ndarray, rows: np.ndarray, file_of: np.ndarray, damping: float, top: int
-) -> dict[int, float]:
-    """Each file's score from its chunks' (given rows): best + damping * sum of the next top-1."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(files, scores) from their chunks' scores (given rows): best + damping * the next top-1."""
     if rows.size == 0:
-        return {}
+        return np.zeros(0, np.int64), np.zeros(0)
     values = scores[rows]
     files = file_of[rows]
     order = np.lexsort((-values, files))
-    out: dict[int, float] = {}
-    seen: dict[int, int] = {}
-    for j in order.tolist():
-        f = int(files[j])
-        n = seen.get(f, 0)
-        if n >= top:
-            continue
-        seen[f] = n + 1
-        v = float(values[j])
-        out[f] = out.get(f, 0.0) + (v if n == 0 else damping * v)
-    return out
+    f_sorted, v_sorted = files[order], values[order]
+    n = f_sorted.size
+    starts = np.r_[True, f_sorted[1:] != f_sorted[:-1]]
+    rank_in_file = np.arange(n) - np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    keep = rank_in_file < top
+    weight = np.where(rank_in_file == 0, 1.0, damping)
+    totals = np.bincount(f_sorted[keep], weights=(v_sorted * weight)[keep], minlength=int(file_of.max()) + 1)
+    present = f_sorted[starts]
+    return present, totals[present]
 
 
-def _ranking(file_scores: Mapping[int, float], depth: int) -> list[int]:
-    return [f for f, _ in sorted(file_scores.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]]
+def _ranking(file_scores: tuple[np.ndarray, np.ndarray], depth: int) -> list[int]:
+    files, scores = file_scores
+    order = np.lexsort((files, -scores))[:depth]
+    return [int(f) for f in files[order]]
 
 
 def _fuse(
@@ -297,7 +312,7 @@ def localize_all(
     if not file_rankings:
         return [], []
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
-    sources = _fill_sources(corpus, layout, task, chunk_scores, fused_files, limit, p.per_file)
+    sources = _fill_sources(corpus, layout, task, chunk_scores, fused_files, limit, p)
     related = _related(corpus, layout, task, chunk_scores.get("lexical"), sources)
     return sources, related
 
@@ -316,14 +331,20 @@ def _name_scores(layout: _Layout, task: TaskQuery, n: int) -> np.ndarray | None:
     return scores if found else None
 
 
-def _within_file_order(rows: np.ndarray, chunk_scores: Mapping[str, np.ndarray]) -> list[int]:
-    """A file's chunks, best first: RRF (k = 1) of their ranks by each ranker's score within the file."""
+def _within_file_order(
+    corpus: ChunkCorpus, rows: np.ndarray, chunk_scores: Mapping[str, np.ndarray], named_first: bool, k: float
+) -> list[int]:
+    """A file's chunks, best first: RRF (k = 1) of their ranks by each ranker's score within the file
+    (named symbols before placeholder chunks when `named_first`)."""
     fused = np.zeros(rows.size)
     for scores in chunk_scores.values():
         values = scores[rows]
         rank = np.empty(rows.size)
         rank[np.lexsort((rows, -values))] = np.arange(1, rows.size + 1)
-        fused += np.where(values > 0, 1.0 / (1.0 + rank), 0.0)
+        fused += np.where(values > 0, 1.0 / (k + rank), 0.0)
+    if named_first:
+        placeholder = np.fromiter((corpus.symbols[int(r)].startswith("<") for r in rows), bool, rows.size)
+        return [int(rows[j]) for j in np.lexsort((rows, -fused, placeholder))]
     return [int(rows[j]) for j in np.lexsort((rows, -fused))]
 
 
@@ -355,10 +376,10 @@ def _fill_sources(
     chunk_scores: Mapping[str, np.ndarray],
     fused_files: Sequence[tuple[int, float, dict[str, int]]],
     limit: int,
-    per_file: int,
+    p: LocalizeParams,
 ) -> list[dict[str, Any]]:
     """The best symbols of the best files: up to `per_file` each, more when fewer files are ranked."""
-    cap = max(per_file, -(-limit // max(1, len(fused_files))))
+    cap = max(p.per_file, -(-limit // max(1, len(fused_files))))
     rows_of: dict[int, list[int]] = {}
     wanted = {f for f, _, _ in fused_files[:limit]}
     for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
@@ -367,7 +388,8 @@ def _fill_sources(
     for file_rank, (f, score, ranks) in enumerate(fused_files[:limit], start=1):
         rows = np.asarray(rows_of.get(f, []), dtype=np.int64)
         entries: list[dict[str, Any]] = []
-        for doc in _within_file_order(rows, chunk_scores):
+        file_cap = max(p.caps[min(file_rank, len(p.caps)) - 1], cap) if p.caps else cap
+        for doc in _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k):
             entry = {
                 "file": corpus.paths[doc],
                 "symbol": corpus.symbols[doc],
@@ -384,7 +406,7 @@ def _fill_sources(
                 twin["reasons"] += [r for r in entry["reasons"] if r not in twin["reasons"]]
                 continue
             entries.append(entry)
-            if len(entries) >= cap:
+            if len(entries) >= file_cap:
                 break
         kept.extend(entries[: max(0, limit - len(kept))])
         if len(kept) >= limit:
@@ -406,11 +428,12 @@ def _related(
     roles = [layout.role_of[f] for f in layout.file_of.tolist()] if corpus.roles else []
     if not roles:
         return []
-    candidates = [
-        i
-        for i in np.argsort(-lexical, kind="stable")[:400].tolist()
-        if lexical[i] > 0 and roles[i] in RELATED_ROLES
-    ]
+    ranked = np.argsort(-lexical, kind="stable")[:400].tolist()
+    # tests first (what the change must prove), then docs; each by lexical rank
+    candidates = sorted(
+        (i for i in ranked if lexical[i] > 0 and roles[i] in RELATED_ROLES),
+        key=lambda i: RELATED_ROLES.index(roles[i]),
+    )
     keys = []
     for s in sources:
         sym = str(s["symbol"])

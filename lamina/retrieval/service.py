@@ -28,7 +28,13 @@ from lamina.retrieval.bm25 import (
     stack_counts,
     take_rows,
 )
-from lamina.retrieval.localization import CHUNK_FIELDS, ChunkCorpus, chunk_documents, localize_all
+from lamina.retrieval.localization import (
+    CHUNK_FIELDS,
+    ChunkCorpus,
+    chunk_documents,
+    chunk_name_terms,
+    localize_all,
+)
 from lamina.retrieval.selection import (
     RootDoc,
     Selection,
@@ -106,6 +112,7 @@ class VersionCache:
         self.ends: list[int] = []
         self.parts: list[int] = []
         self.roles: list[str] = []  # a chunk version's meta is its file's role (lamina/repo/roles.py)
+        self.names: list[tuple[str, ...]] = []  # localization.chunk_name_terms, once per version
         self.counts: TermCounts | None = None
         self.vectors = np.zeros((0, 0), dtype=np.float32)  # a view of the first rows of _vector_buffer
         self._vector_buffer = self.vectors
@@ -151,6 +158,7 @@ class VersionCache:
         self.ends += [int(x) for x in pick("end_line")]
         self.parts += [int(x) for x in pick("part")]
         self.roles += [m or conventional_role(p) for m, p in zip(pick("meta"), paths, strict=True)]
+        self.names += [chunk_name_terms(p, s) for p, s in zip(paths, symbols, strict=True)]
         new_vectors = [vectors[i] for i in chunk_rows]
         present = np.array([v is not None for v in new_vectors], dtype=bool)
         dim = next((len(v) // 4 for v in new_vectors if v is not None), self.vectors.shape[1])
@@ -216,6 +224,7 @@ class VersionCache:
             self.vectors if dense else None,
             order if dense else None,
             roles=RowView(self.roles, rows),
+            name_terms=RowView(self.names, rows),
         )
 
     def compact(self, keep: set[str]) -> None:
@@ -227,7 +236,7 @@ class VersionCache:
         order = np.asarray(rows, dtype=np.int64)
         if self.counts is not None:
             self.counts = take_rows(self.counts, order)
-        for name in ("ids", "paths", "symbols", "kinds", "starts", "ends", "parts", "roles"):
+        for name in ("ids", "paths", "symbols", "kinds", "starts", "ends", "parts", "roles", "names"):
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in rows])
         self.vectors = self._vector_buffer = self.vectors[order]
