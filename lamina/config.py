@@ -64,12 +64,25 @@ class CacheConfig:
 
 
 @dataclass(frozen=True)
+class RolesConfig:
+    """[roles]: globs that give files a role before the path conventions (lamina/repo/roles.py)."""
+
+    code: tuple[str, ...] = ()
+    test: tuple[str, ...] = ()
+    docs: tuple[str, ...] = ()
+    config: tuple[str, ...] = ()
+    generated: tuple[str, ...] = ()
+    data: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     graph: GraphConfig = field(default_factory=GraphConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     graphd: GraphdConfig = field(default_factory=GraphdConfig)
     cache: CacheConfig = field(default_factory=CacheConfig)
+    roles: RolesConfig = field(default_factory=RolesConfig)
 
     @property
     def all_excludes(self) -> tuple[str, ...]:
@@ -82,6 +95,7 @@ _SCHEMA: dict[str, dict[str, type | tuple[type, ...]]] = {
     "runtime": {"threads": int},
     "graphd": {"idle_timeout_seconds": int},
     "cache": {"remote": str, "endpoint": str, "region": str, "mode": str},
+    "roles": {r: list for r in ("code", "test", "docs", "config", "generated", "data")},
 }
 
 
@@ -111,6 +125,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         runtime=RuntimeConfig(**sections.get("runtime", {})),
         graphd=GraphdConfig(**sections.get("graphd", {})),
         cache=CacheConfig(**sections.get("cache", {})),
+        roles=RolesConfig(**sections.get("roles", {})),
     )
     if cfg.index.max_file_bytes <= 0:
         raise _config_error(path, "index.max_file_bytes must be positive")

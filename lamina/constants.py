@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 7  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 8  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -16,6 +16,10 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
     (4, "RecentVersion replaces RecentEmbedding: small uploads go whole (metadata, text, vector)"),
     (6, "RecentVersion rows as 3,000-byte BLOB parts (larger values broke WAL replay); 5 was never released"),
     (7, "a workflow root's stored terms gain its title's leading action word (selection's action boost)"),
+    (
+        8,
+        "a chunk's file role (code, test, docs, config, generated, data) in its version's meta; only code is embedded",
+    ),
 )
 CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries change
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
@@ -227,3 +231,24 @@ ACTION_BOOST = 0.001
 TERSE_MAX_WORDS = 5
 TERSE_AMBIGUITY_MARGIN = 0.3
 TERSE_TRUSTS_ACTION = True
+
+# --- Source localization: files first, roles, tasks read like a developer (issue 15) ---------------
+# Chosen on the tuning split of bench/localization_repos.toml (aiohttp, jsoup, tokio, typeorm: 285 commits)
+# with `bench/localization_eval.py tune`; docs/evaluation.md ("Source localization") has the runs. Paired
+# differences on the tuning split, all 285 commits (mean [95% bootstrap interval]):
+#   caps (4, 3, 2, 1) vs 2 per file: symbol R@10 +0.05 [+0.03, +0.08], file MRR -0.005 (noise)
+#   within-file RRF k 60 vs 1: symbol R@10 +0.01..0.03
+#   dense damping 0.3 vs 0.1: file MRR +0.012 (aiohttp, the embedded tuning repository)
+#   identifier weight 1.0 vs 1.5 vs 2.0: file MRR 0.675 / 0.668 / 0.657 (the exact-name ranker carries
+#   named identifiers; up-weighting their terms in BM25 as well over-counts them)
+#   lexical damping 0.3 vs 0.1 vs 0.6: MRR 0.675 / 0.661 / 0.621 (earlier run)
+LOCALIZE_IDENTIFIER_WEIGHT = 1.0  # BM25 weight of a term from an identifier the task names
+LOCALIZE_LEXICAL_DAMPING = 0.3  # file score = best chunk + damping * the next two (BM25)
+LOCALIZE_DENSE_DAMPING = 0.3  # the same for cosine
+LOCALIZE_RANKER_WEIGHTS = {"lexical": 1.0, "dense": 1.0, "names": 1.0}  # weighted RRF of file rankings
+LOCALIZE_RRF_K = 60
+LOCALIZE_CAPS = (4, 3, 2, 1)  # sources of the files ranked 1, 2, 3, 4+ (unless fewer files match)
+LOCALIZE_PER_FILE = 1  # the least any listed file gets
+LOCALIZE_WITHIN_FILE_RRF_K = 60  # RRF k of the BM25 and cosine ranks that order one file's symbols
+LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
+RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)

@@ -38,6 +38,7 @@ def build_packet(
     selection: Selection,
     closure: dict[str, Any] | None,
     sources: list[dict[str, Any]],
+    related: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     from lamina.graph.closure import empty_closure, obligations
 
@@ -65,6 +66,7 @@ def build_packet(
         "graph": graph,
         "obligations": obligations(graph) if closure is not None else [],
         "sources": sources,
+        "related": related or [],
         "trust": {"sources": "untrusted"},
     }
 
@@ -118,4 +120,11 @@ def render_packet(packet: dict[str, Any]) -> str:
             f"  {s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']} ({s['kind']})  "
             f"{s['score']:.4f}  {'; '.join(s['reasons'])}"
         )
+    if packet.get("related"):
+        lines.append("Related tests and docs (untrusted data):")
+        for r in packet["related"]:
+            lines.append(
+                f"  {r['file']}:{r['start_line']}-{r['end_line']}  {r['symbol']} ({r['role']})  "
+                f"for {r['for']['file']} {r['for']['symbol']}"
+            )
     return "\n".join(lines)

@@ -27,6 +27,7 @@ TOP_KEYS = {
     "graph",
     "obligations",
     "sources",
+    "related",
     "trust",
 }
 INDEX_KEYS = {
@@ -53,7 +54,8 @@ GRAPH_KEYS = {
     "risks",
     "proofs",
 }
-SOURCE_KEYS = {"file", "symbol", "kind", "start_line", "end_line", "score", "reasons"}
+SOURCE_KEYS = {"file", "symbol", "kind", "start_line", "end_line", "score", "reasons", "file_rank", "role"}
+RELATED_KEYS = {"file", "symbol", "kind", "role", "start_line", "end_line", "for"}
 OPERATION_KEYS = {"order", "id", "title", "actor", "authority", "surface", "reads", "writes", "transitions"}
 
 
@@ -94,6 +96,15 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
     assert packet["sources"] and all(set(s) == SOURCE_KEYS for s in packet["sources"])
     assert all(1 <= s["start_line"] <= s["end_line"] for s in packet["sources"])
     assert packet["trust"] == {"sources": "untrusted"}
+    # sources are code, grouped by file rank (1, 1, 2, …); the product graph's files are never among them
+    assert {s["role"] for s in packet["sources"]} == {"code"}
+    ranks = [s["file_rank"] for s in packet["sources"]]
+    assert ranks == sorted(ranks) and ranks[0] == 1
+    assert not any(s["file"].startswith("product/") for s in packet["sources"])
+    assert len(packet["related"]) <= 3 and all(set(r) == RELATED_KEYS for r in packet["related"])
+    assert all(r["role"] in ("test", "docs") for r in packet["related"])
+    source_files = {s["file"] for s in packet["sources"]}
+    assert all(r["for"]["file"] in source_files for r in packet["related"])
     assert {o["kind"] for o in packet["obligations"]} <= {"invariant", "risk", "scenario", "proof"}
 
 

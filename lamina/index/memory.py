@@ -24,8 +24,8 @@ from lamina.constants import (
 )
 from lamina.repo.files import SelectionMemory
 
-# (content store id, path, blob, model digest): one file content's shard rows at one path.
-RowsKey = tuple[str, str, str, str]
+# (content store id, path, blob, model digest, role): one file content's shard rows at one path.
+RowsKey = tuple[str, str, str, str, str]
 # A shard file's (mtime ns, size, inode): shard files are replaced, never edited in place.
 FileStamp = tuple[int, int, int]
 

@@ -41,6 +41,7 @@ from lamina.index.membership import (
     version_id,
 )
 from lamina.index.memory import Activated, RowsKey
+from lamina.repo.roles import EMBEDDED_ROLES, file_role, role_rules
 
 # Texts per embedder call and per store commit: also how much work a cancelled or killed build can lose,
 # and how long a hosted build takes to notice that its client went away (~2–4 s on 2 cores).
@@ -133,7 +134,7 @@ def _accepted_blobs(ctx: BuildContext) -> dict[str, int]:
         except FileNotFoundError:
             continue
         for line in text.splitlines():
-            _path, blob, size = line.split("\t")
+            _path, blob, size, *_role = line.split("\t")
             known[blob] = int(size)
     return known
 
@@ -156,8 +157,11 @@ def step_manifest(ctx: BuildContext) -> None:
         memory=ctx.memory.selection,
     )
     shards: dict[str, list[str]] = {name: [] for name in shard_names()}
-    for f in selection.files:
-        shards[f"{shard_of(f.path):02d}"].append(f"{f.path}\t{f.blob}\t{f.size}\n")
+    rules = role_rules(ctx.config)
+    for f in selection.files:  # the role column: a [roles] change re-chunks the shards it touches
+        shards[f"{shard_of(f.path):02d}"].append(
+            f"{f.path}\t{f.blob}\t{f.size}\t{file_role(f.path, rules)}\n"
+        )
     for name, lines in shards.items():
         if _write_if_changed(ctx.path("files", f"{name}.tsv"), "".join(lines)):
             ctx.shards_to_chunk[name] = len(lines)  # its chunks task will run: the progress total
@@ -223,8 +227,8 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
         ctx.progress.total += len(lines)
     unstored: list[tuple[RowsKey, list[dict[str, Any]]]] = []
     for line in lines:
-        path, blob, _size = line.split("\t")
-        remembered_key = (store.identity, path, blob, ctx.model_digest)
+        path, blob, _size, role = line.split("\t")
+        remembered_key = (store.identity, path, blob, ctx.model_digest, role)
         remembered = ctx.memory.file_rows.get(remembered_key)
         if remembered is not None:  # this file content at this path, chunked by an earlier build
             out.extend(remembered)
@@ -260,8 +264,9 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
         rows = [
             {
                 "id": version_id("chunk", path, r["symbol"], r["symbol_kind"], r["start_line"], r["end_line"],
-                                 r["part"], r["text_digest"], "", _emb_key(ctx, r["text_digest"])),
-                "kind": "chunk", "path": path, "meta": "", **r,
+                                 r["part"], r["text_digest"], role,
+                                 _emb_key(ctx, r["text_digest"]) if role in EMBEDDED_ROLES else ""),
+                "kind": "chunk", "path": path, "meta": role, **r,
             }
             for r in recs
         ]  # fmt: skip
@@ -296,13 +301,25 @@ def _remember_all(ctx: BuildContext, items: list[tuple[RowsKey, list[dict[str, A
 # The text digests whose embedding a store was seen to hold (BuildMemory.known_embedded). The store only
 # ever grows, so a digest seen embedded stays embedded: a build that re-checks whole shards (a new
 # branch's first build, a rebuild) asks the store only about the rest (16,900 lookups were ~0.15 s).
+
+
+def _embeds(kind: str, meta: str) -> bool:
+    """Whether a version carries an embedding: workflows do, chunks only of EMBEDDED_ROLES (the meta of a
+    chunk version is its file's role, lamina/repo/roles.py)."""
+    return kind != "chunk" or meta in EMBEDDED_ROLES
+
+
 def _known_embedded(ctx: BuildContext) -> set[str]:
     return ctx.memory.known_embedded(ctx.store().identity, ctx.model_digest)
 
 
 def _missing_for(ctx: BuildContext, shard: str) -> list[tuple[str, str]]:
     """(embedding key, text digest) of this shard's texts the store has no embedding for."""
-    digests = _read_columns(ctx, chunks_file(ctx, shard))["text_digest"]
+    columns = _read_columns(ctx, chunks_file(ctx, shard))
+    digests = [
+        d for d, kind, meta in zip(columns["text_digest"], columns["kind"], columns["meta"], strict=True)
+        if _embeds(kind, meta)
+    ]  # fmt: skip
     known = _known_embedded(ctx)
     wanted = {embedding_key(ctx.model_digest, d): d for d in dict.fromkeys(digests) if d not in known}
     missing = ctx.store().missing_embeddings(list(wanted))
@@ -399,7 +416,7 @@ def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
 
     store = ctx.store()
     texts = store.texts(sorted({r["text_digest"] for r in records}))
-    keys = [_emb_key(ctx, r["text_digest"]) for r in records]
+    keys = [_emb_key(ctx, r["text_digest"]) if _embeds(r["kind"], r["meta"]) else "" for r in records]
     vectors = store.embeddings([k for k in keys if k]) if not ctx.lexical_only else {}
     if not ctx.lexical_only and len(vectors) < len(set(keys)):
         raise LaminaError(

@@ -1,23 +1,44 @@
-"""Source localization: which symbols a task points at. BM25 + cosine + RRF over syntax-aware chunks.
+"""Source localization: which code a task points at. Files first, then symbols.
+
+Chunks are scored by BM25 (the task's terms, identifiers it names weighted up) and by cosine (the task's
+embedding); each ranker's chunk scores are aggregated to files (the best chunk plus a damped sum of the
+next ones), the file rankings and an exact-name ranking (files whose path or symbols are an identifier
+the task names) are fused by weighted reciprocal-rank fusion, and `sources` are filled with the best
+symbols of the best files (at most LOCALIZE_PER_FILE each unless fewer files match), each with its
+file's rank. Only `code` chunks are sources; tests and docs tied to a source are `related`.
 
 Source text is untrusted data: it is ranked and quoted by position, never interpreted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from lamina.constants import BM25_FIELD_WEIGHTS, RANK_DEPTH, RRF_K, SOURCES_LIMIT
-from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
+from lamina.constants import (
+    BM25_FIELD_WEIGHTS,
+    LOCALIZE_CAPS,
+    LOCALIZE_DENSE_DAMPING,
+    LOCALIZE_FILE_DEPTH,
+    LOCALIZE_IDENTIFIER_WEIGHT,
+    LOCALIZE_LEXICAL_DAMPING,
+    LOCALIZE_PER_FILE,
+    LOCALIZE_RANKER_WEIGHTS,
+    LOCALIZE_RRF_K,
+    LOCALIZE_WITHIN_FILE_RRF_K,
+    RELATED_LIMIT,
+    SOURCES_LIMIT,
+)
+from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
-from lamina.retrieval.fusion import rrf, top_k
-from lamina.retrieval.tokenize import tokenize
+from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
 MAX_REASON_TERMS = 6
+SOURCE_ROLE = "code"
+RELATED_ROLES = ("test", "docs")
 
 
 @dataclass(frozen=True)
@@ -33,6 +54,12 @@ class ChunkCorpus:
     # Chunk i's row of `matrix`; None when `matrix` has exactly one row per chunk, in order. graphd's
     # corpora share the version cache's matrix (a 25 MB copy per generation at 16,700 chunks, 20-60 ms).
     matrix_rows: np.ndarray | None = None
+    # Chunk i's role (lamina/repo/roles.py); empty = every chunk is code (corpora built without roles).
+    roles: Sequence[str] = ()
+    # Chunk i's name terms (chunk_name_terms); empty = computed on first use.
+    name_terms: Sequence[tuple[str, ...]] = ()
+    # Per-corpus structures built on first use (files, name terms); never part of equality.
+    _layout: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -48,6 +75,72 @@ class ChunkCorpus:
         if self.matrix is None or self.matrix_rows is None:
             return self.matrix
         return self.matrix[self.matrix_rows]
+
+    def layout(self) -> _Layout:
+        cached = self._layout.get("layout")
+        if cached is None:
+            cached = self._layout["layout"] = _build_layout(self)
+        assert isinstance(cached, _Layout)
+        return cached
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Files and names of a corpus: chunk -> file number, each file's role, the name terms of chunks."""
+
+    files: tuple[str, ...]
+    file_of: np.ndarray  # int64 per chunk
+    role_of: tuple[str, ...]  # per file
+    code: np.ndarray  # bool per chunk: a source candidate
+    name_terms: Mapping[str, np.ndarray]  # term of a symbol's or path's whole identifiers -> chunk indices
+
+
+def _build_layout(corpus: ChunkCorpus) -> _Layout:
+    number: dict[str, int] = {}
+    file_of = np.fromiter((number.setdefault(p, len(number)) for p in corpus.paths), np.int64, len(corpus))
+    files = tuple(number)
+    roles = list(corpus.roles) if corpus.roles else [SOURCE_ROLE] * len(corpus)
+    role_of = [SOURCE_ROLE] * len(files)
+    for i, f in enumerate(file_of.tolist()):
+        role_of[f] = roles[i]
+    code = np.fromiter((r == SOURCE_ROLE for r in roles), bool, len(corpus))
+    postings: dict[str, list[int]] = {}
+    names = corpus.name_terms or [
+        chunk_name_terms(p, s) for p, s in zip(corpus.paths, corpus.symbols, strict=True)
+    ]
+    for i, terms in enumerate(names):
+        for t in terms:
+            postings.setdefault(t, []).append(i)
+    return _Layout(
+        files, file_of, tuple(role_of), code, {t: np.asarray(v, np.int64) for t, v in postings.items()}
+    )
+
+
+def chunk_name_terms(path: str, symbol: str) -> tuple[str, ...]:
+    """What a chunk is called: the whole-identifier terms of its file's path (without suffix) and of its
+    symbol. graphd computes them once per cached version."""
+    terms = _name_terms(_path_stem(path))
+    if not symbol.startswith("<"):
+        terms |= _name_terms(symbol)
+    return tuple(sorted(terms))
+
+
+def _path_stem(path: str) -> str:
+    head, _, name = path.rpartition("/")
+    stem = name.split(".", 1)[0] if not name.startswith(".") else name
+    return f"{head}/{stem}" if head else stem
+
+
+def _name_terms(name: str) -> set[str]:
+    """What a symbol or path is called: each word's whole identifier term (and one-part words)."""
+    from lamina.retrieval.tokenize import split_words, word_terms
+
+    out: set[str] = set()
+    for word in split_words(name):
+        terms = word_terms(word)
+        if terms:
+            out.add(terms[-1])
+    return out
 
 
 CHUNK_FIELDS = tuple(BM25_FIELD_WEIGHTS)  # path, symbol, body
@@ -71,6 +164,7 @@ def build_chunk_corpus(
     ends: Sequence[int],
     texts: Sequence[str],
     matrix: np.ndarray | None,
+    roles: Sequence[str] = (),
 ) -> ChunkCorpus:
     docs = chunk_documents(paths, symbols, texts)
     return ChunkCorpus(
@@ -81,6 +175,7 @@ def build_chunk_corpus(
         tuple(int(x) for x in ends),
         build_bm25(docs, BM25_FIELD_WEIGHTS),
         matrix,
+        roles=tuple(roles),
     )
 
 
@@ -91,63 +186,306 @@ def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
 RANKERS = ("lexical", "dense")
 
 
+@dataclass(frozen=True)
+class LocalizeParams:
+    """The tunable policy (defaults: lamina/constants.py, chosen by bench/localization_eval.py)."""
+
+    identifier_weight: float = LOCALIZE_IDENTIFIER_WEIGHT
+    lexical_damping: float = LOCALIZE_LEXICAL_DAMPING
+    dense_damping: float = LOCALIZE_DENSE_DAMPING
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_RANKER_WEIGHTS))
+    rrf_k: int = LOCALIZE_RRF_K
+    per_file: int = LOCALIZE_PER_FILE
+    file_depth: int = LOCALIZE_FILE_DEPTH
+    aggregate_top: int = 3  # chunks of a file that count towards its score
+    named_first: bool = True  # within a file, named symbols before `<module>` / `<file>` chunks
+    caps: tuple[int, ...] = LOCALIZE_CAPS  # sources of the file at rank 1, 2, … (the last repeats)
+    within_k: float = LOCALIZE_WITHIN_FILE_RRF_K  # RRF k of the within-file chunk order
+
+
+def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
+    """BM25 with a weight per distinct query term (1.0 = plain bm25_scores)."""
+    m = index.weights
+    scores = np.zeros(index.n_docs, dtype=np.float64)
+    for term, w in weights.items():
+        column = index.vocabulary.get(term)
+        if column is None:
+            continue
+        start, end = m.indptr[column], m.indptr[column + 1]
+        scores[m.indices[start:end]] += w * m.data[start:end]
+    return scores
+
+
+def _file_scores(
+    scores: np.ndarray, rows: np.ndarray, file_of: np.ndarray, damping: float, top: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """(files, scores) from their chunks' scores (given rows): best + damping * the next top-1."""
+    if rows.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0)
+    values = scores[rows]
+    files = file_of[rows]
+    order = np.lexsort((-values, files))
+    f_sorted, v_sorted = files[order], values[order]
+    n = f_sorted.size
+    starts = np.r_[True, f_sorted[1:] != f_sorted[:-1]]
+    rank_in_file = np.arange(n) - np.maximum.accumulate(np.where(starts, np.arange(n), 0))
+    keep = rank_in_file < top
+    weight = np.where(rank_in_file == 0, 1.0, damping)
+    totals = np.bincount(f_sorted[keep], weights=(v_sorted * weight)[keep], minlength=int(file_of.max()) + 1)
+    present = f_sorted[starts]
+    return present, totals[present]
+
+
+def _ranking(file_scores: tuple[np.ndarray, np.ndarray], depth: int) -> list[int]:
+    files, scores = file_scores
+    order = np.lexsort((files, -scores))[:depth]
+    return [int(f) for f in files[order]]
+
+
+def _fuse(
+    rankings: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int
+) -> list[tuple[int, float, dict[str, int]]]:
+    ranks: dict[int, dict[str, int]] = {}
+    for name, ranking in rankings.items():
+        for r, doc in enumerate(ranking, start=1):
+            ranks.setdefault(doc, {})[name] = r
+    fused = [
+        (doc, sum(weights.get(n, 1.0) / (k + r) for n, r in by.items()), by) for doc, by in ranks.items()
+    ]
+    fused.sort(key=lambda item: (-item[1], item[0]))
+    return fused
+
+
 def localize(
     corpus: ChunkCorpus,
     query: str,
     query_vector: np.ndarray | None,
     limit: int = SOURCES_LIMIT,
     rankers: Sequence[str] = RANKERS,
+    params: LocalizeParams | None = None,
 ) -> list[dict[str, Any]]:
-    """Ranked sources, one entry per symbol (overlapping windows merged), best first.
+    """Ranked code sources, best file first; one entry per symbol (overlapping windows merged).
 
     `rankers` narrows the policy to one ranker for diagnosis and evaluation (`context search --ranker`)."""
+    return localize_all(corpus, query, query_vector, limit, rankers, params)[0]
+
+
+def localize_all(
+    corpus: ChunkCorpus,
+    query: str,
+    query_vector: np.ndarray | None,
+    limit: int = SOURCES_LIMIT,
+    rankers: Sequence[str] = RANKERS,
+    params: LocalizeParams | None = None,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(sources, related): see the module docstring."""
+    p = params or LocalizeParams()
     if len(corpus) == 0:
-        return []
-    tokens = tokenize(query)
-    rankings: dict[str, list[int]] = {}
-    if "lexical" in rankers:
-        rankings["lexical"] = [
-            i for i, _ in top_k(bm25_scores(corpus.bm25, tokens), RANK_DEPTH, min_score=0.0)
-        ]
+        return [], []
+    layout = corpus.layout()
+    task = read_task(query)
+    term_weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
+    code_rows = np.flatnonzero(layout.code)
+    chunk_scores: dict[str, np.ndarray] = {}
+    file_rankings: dict[str, list[int]] = {}
+    if "lexical" in rankers and term_weights:
+        lex = weighted_bm25(corpus.bm25, term_weights)
+        chunk_scores["lexical"] = lex
+        hit = code_rows[lex[code_rows] > 0]
+        file_rankings["lexical"] = _ranking(
+            _file_scores(lex, hit, layout.file_of, p.lexical_damping, p.aggregate_top), p.file_depth
+        )
+        name_hits = _name_scores(layout, task, len(corpus))
+        if name_hits is not None:
+            named = code_rows[name_hits[code_rows] > 0]
+            # ties among named files are broken by their lexical evidence
+            score = name_hits + lex / (1.0 + float(lex.max()))
+            file_rankings["names"] = _ranking(
+                _file_scores(score, named, layout.file_of, 0.0, 1), p.file_depth
+            )
     if "dense" in rankers and query_vector is not None and corpus.matrix is not None:
-        rankings["dense"] = [i for i, _ in top_k(corpus.dense_scores(query_vector), RANK_DEPTH)]
-    query_terms = set(tokens)
+        dense = corpus.dense_scores(query_vector).astype(np.float64)
+        chunk_scores["dense"] = dense
+        file_rankings["dense"] = _ranking(
+            _file_scores(dense, code_rows, layout.file_of, p.dense_damping, p.aggregate_top), p.file_depth
+        )
+    if not file_rankings:
+        return [], []
+    fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
+    sources = _fill_sources(corpus, layout, task, chunk_scores, fused_files, limit, p)
+    related = _related(corpus, layout, task, chunk_scores.get("lexical"), sources)
+    return sources, related
+
+
+def _name_scores(layout: _Layout, task: TaskQuery, n: int) -> np.ndarray | None:
+    """Per chunk: how many of the identifiers the task names are its symbol's or file's name."""
+    if not task.names:
+        return None
+    scores = np.zeros(n, dtype=np.float64)
+    found = False
+    for term in task.names:
+        rows = layout.name_terms.get(term)
+        if rows is not None:
+            scores[rows] += 1.0
+            found = True
+    return scores if found else None
+
+
+def _within_file_order(
+    corpus: ChunkCorpus, rows: np.ndarray, chunk_scores: Mapping[str, np.ndarray], named_first: bool, k: float
+) -> list[int]:
+    """A file's chunks, best first: RRF (k = 1) of their ranks by each ranker's score within the file
+    (named symbols before placeholder chunks when `named_first`)."""
+    fused = np.zeros(rows.size)
+    for scores in chunk_scores.values():
+        values = scores[rows]
+        rank = np.empty(rows.size)
+        rank[np.lexsort((rows, -values))] = np.arange(1, rows.size + 1)
+        fused += np.where(values > 0, 1.0 / (k + rank), 0.0)
+    if named_first:
+        placeholder = np.fromiter((corpus.symbols[int(r)].startswith("<") for r in rows), bool, rows.size)
+        return [int(rows[j]) for j in np.lexsort((rows, -fused, placeholder))]
+    return [int(rows[j]) for j in np.lexsort((rows, -fused))]
+
+
+def _reasons(
+    corpus: ChunkCorpus, task: TaskQuery, doc: int, ranks: Mapping[str, int], file_rank: int
+) -> list[str]:
+    reasons = [f"file rank {file_rank}"]
+    terms = matched_terms(corpus.bm25, doc, list(task.terms))
+    words = list(dict.fromkeys(task.words.get(t, t) for t in terms))[:MAX_REASON_TERMS]
+    if words:
+        reasons.append("lexical: " + ", ".join(words))
+    if "dense" in ranks:
+        reasons.append(f"dense: file rank {ranks['dense']}")
+    symbol = corpus.symbols[doc]
+    if not symbol.startswith("<"):
+        named = set(tokenize(symbol))
+        said = list(dict.fromkeys(task.words.get(t, t) for t in task.terms if t in named))
+        if said:
+            reasons.append("symbol name: " + ", ".join(said[:MAX_REASON_TERMS]))
+    if "names" in ranks:
+        reasons.append("names what the task names")
+    return reasons
+
+
+def _fill_sources(
+    corpus: ChunkCorpus,
+    layout: _Layout,
+    task: TaskQuery,
+    chunk_scores: Mapping[str, np.ndarray],
+    fused_files: Sequence[tuple[int, float, dict[str, int]]],
+    limit: int,
+    p: LocalizeParams,
+) -> list[dict[str, Any]]:
+    """The best symbols of the best files: up to `per_file` each, more when fewer files are ranked."""
+    cap = max(p.per_file, -(-limit // max(1, len(fused_files))))
+    rows_of: dict[int, list[int]] = {}
+    wanted = {f for f, _, _ in fused_files[:limit]}
+    for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
+        rows_of.setdefault(int(layout.file_of[i]), []).append(i)
     kept: list[dict[str, Any]] = []
-    for doc, score, ranks in rrf(rankings, RRF_K):
-        reasons = []
-        if "lexical" in ranks:
-            terms = matched_terms(corpus.bm25, doc, tokens)[:MAX_REASON_TERMS]
-            reasons.append("lexical: " + ", ".join(terms))
-        if "dense" in ranks:
-            reasons.append(f"dense: rank {ranks['dense']}")
-        symbol_terms = (
-            sorted(query_terms & set(tokenize(corpus.symbols[doc])))
-            if not corpus.symbols[doc].startswith("<")
-            else []
-        )
-        if symbol_terms:
-            reasons.append("symbol name: " + ", ".join(symbol_terms[:MAX_REASON_TERMS]))
-        entry = {
-            "file": corpus.paths[doc],
-            "symbol": corpus.symbols[doc],
-            "kind": corpus.kinds[doc],
-            "start_line": corpus.starts[doc],
-            "end_line": corpus.ends[doc],
-            "score": round(score, 4),
-            "reasons": reasons,
-        }
-        twin = next(
-            (
-                k
-                for k in kept
-                if k["file"] == entry["file"] and k["symbol"] == entry["symbol"] and _overlaps(k, entry)
-            ),
-            None,
-        )
-        if twin is not None:  # a lower-ranked window of a symbol already listed: keep its reasons only
-            twin["reasons"] = twin["reasons"] + [r for r in reasons if r not in twin["reasons"]]
-            continue
-        kept.append(entry)
+    for file_rank, (f, score, ranks) in enumerate(fused_files[:limit], start=1):
+        rows = np.asarray(rows_of.get(f, []), dtype=np.int64)
+        entries: list[dict[str, Any]] = []
+        file_cap = max(p.caps[min(file_rank, len(p.caps)) - 1], cap) if p.caps else cap
+        for doc in _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k):
+            entry: dict[str, Any] = {
+                "file": corpus.paths[doc],
+                "symbol": corpus.symbols[doc],
+                "kind": corpus.kinds[doc],
+                "start_line": corpus.starts[doc],
+                "end_line": corpus.ends[doc],
+                "score": round(score, 4),
+                "file_rank": file_rank,
+                "role": SOURCE_ROLE,
+                "reasons": _reasons(corpus, task, doc, ranks, file_rank),
+            }
+            twin = next((e for e in entries if e["symbol"] == entry["symbol"] and _overlaps(e, entry)), None)
+            if twin is not None:  # another window of a symbol already listed: its reasons only
+                twin["reasons"] += [r for r in entry["reasons"] if r not in twin["reasons"]]
+                continue
+            entries.append(entry)
+            if len(entries) >= file_cap:
+                break
+        kept.extend(entries[: max(0, limit - len(kept))])
         if len(kept) >= limit:
             break
     return kept
+
+
+def _related(
+    corpus: ChunkCorpus,
+    layout: _Layout,
+    task: TaskQuery,
+    lexical: np.ndarray | None,
+    sources: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """At most RELATED_LIMIT tests and docs, best lexical match first, each tied to the first source whose
+    symbol (last name part) or module (file stem) its text names; untied ones only when nothing ties."""
+    if lexical is None or not sources:
+        return []
+    roles = [layout.role_of[f] for f in layout.file_of.tolist()] if corpus.roles else []
+    if not roles:
+        return []
+    ranked = np.argsort(-lexical, kind="stable")[:400].tolist()
+    # tests first (what the change must prove), then docs; each by lexical rank
+    candidates = sorted(
+        (i for i in ranked if lexical[i] > 0 and roles[i] in RELATED_ROLES),
+        key=lambda i: RELATED_ROLES.index(roles[i]),
+    )
+    keys = []
+    for s in sources:
+        sym = str(s["symbol"])
+        short = "" if sym.startswith("<") else sym.replace("::", ".").rsplit(".", 1)[-1]
+        stem = str(s["file"]).rsplit("/", 1)[-1].split(".", 1)[0]
+        keys.append((s, _whole_term(short), _whole_term(stem)))
+    out: list[dict[str, Any]] = []
+    seen_files: set[str] = set()
+    for i in candidates:
+        path = corpus.paths[i]
+        if path in seen_files:
+            continue
+        tie = next(
+            (
+                s
+                for s, *names in keys
+                if any(n and len(n) > 2 and _has_term(corpus.bm25, i, n) for n in names)
+            ),
+            None,
+        )
+        if tie is None:
+            continue
+        seen_files.add(path)
+        out.append(
+            {
+                "file": path,
+                "symbol": corpus.symbols[i],
+                "kind": corpus.kinds[i],
+                "role": roles[i],
+                "start_line": corpus.starts[i],
+                "end_line": corpus.ends[i],
+                "for": {"file": tie["file"], "symbol": tie["symbol"]},
+            }
+        )
+        if len(out) >= RELATED_LIMIT:
+            break
+    return out
+
+
+def _whole_term(name: str) -> str:
+    from lamina.retrieval.tokenize import split_words, word_terms
+
+    words = split_words(name)
+    terms = word_terms(words[-1]) if words else ()
+    return terms[-1] if terms else ""
+
+
+def _has_term(index: BM25Index, doc: int, term: str) -> bool:
+    column = index.vocabulary.get(term)
+    if column is None:
+        return False
+    m = index.weights
+    rows = m.indices[m.indptr[column] : m.indptr[column + 1]]
+    at = int(np.searchsorted(rows, doc))
+    return at < len(rows) and int(rows[at]) == doc

@@ -18,6 +18,7 @@ import numpy as np
 from lamina.errors import LaminaError
 from lamina.graphd.protocol import vector_rows
 from lamina.packet import build_packet
+from lamina.repo.roles import conventional_role
 from lamina.retrieval.bm25 import (
     BM25Index,
     TermCounts,
@@ -28,7 +29,13 @@ from lamina.retrieval.bm25 import (
     take_rows,
 )
 from lamina.retrieval.intents import selection_texts
-from lamina.retrieval.localization import CHUNK_FIELDS, ChunkCorpus, chunk_documents, localize
+from lamina.retrieval.localization import (
+    CHUNK_FIELDS,
+    ChunkCorpus,
+    chunk_documents,
+    chunk_name_terms,
+    localize_all,
+)
 from lamina.retrieval.selection import (
     RootDoc,
     Selection,
@@ -105,6 +112,8 @@ class VersionCache:
         self.starts: list[int] = []
         self.ends: list[int] = []
         self.parts: list[int] = []
+        self.roles: list[str] = []  # a chunk version's meta is its file's role (lamina/repo/roles.py)
+        self.names: list[tuple[str, ...]] = []  # localization.chunk_name_terms, once per version
         self.counts: TermCounts | None = None
         self.vectors = np.zeros((0, 0), dtype=np.float32)  # a view of the first rows of _vector_buffer
         self._vector_buffer = self.vectors
@@ -149,6 +158,8 @@ class VersionCache:
         self.starts += [int(x) for x in pick("start_line")]
         self.ends += [int(x) for x in pick("end_line")]
         self.parts += [int(x) for x in pick("part")]
+        self.roles += [m or conventional_role(p) for m, p in zip(pick("meta"), paths, strict=True)]
+        self.names += [chunk_name_terms(p, s) for p, s in zip(paths, symbols, strict=True)]
         new_vectors = [vectors[i] for i in chunk_rows]
         present = np.array([v is not None for v in new_vectors], dtype=bool)
         dim = next((len(v) // 4 for v in new_vectors if v is not None), self.vectors.shape[1])
@@ -201,7 +212,8 @@ class VersionCache:
         rows = order.tolist()
         # The cache's own matrix with this corpus's rows: never written below its current length (appends
         # go beyond it; growth and compaction make new arrays), so sharing it is safe.
-        dense = bool(rows) and bool(self.has_vector[order].all())
+        # Only code chunks carry embeddings (roles.EMBEDDED_ROLES); the others' rows are zero (cosine 0).
+        dense = bool(rows) and bool(self.has_vector[order].any())
         counts = self.counts if self.counts is not None else count_terms([], self.terms, CHUNK_FIELDS)
         return ChunkCorpus(
             RowView(self.paths, rows),
@@ -212,6 +224,8 @@ class VersionCache:
             assemble_bm25(take_rows(counts, order), self.terms),
             self.vectors if dense else None,
             order if dense else None,
+            roles=RowView(self.roles, rows),
+            name_terms=RowView(self.names, rows),
         )
 
     def compact(self, keep: set[str]) -> None:
@@ -223,7 +237,7 @@ class VersionCache:
         order = np.asarray(rows, dtype=np.int64)
         if self.counts is not None:
             self.counts = take_rows(self.counts, order)
-        for name in ("ids", "paths", "symbols", "kinds", "starts", "ends", "parts"):
+        for name in ("ids", "paths", "symbols", "kinds", "starts", "ends", "parts", "roles", "names"):
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in rows])
         self.vectors = self._vector_buffer = self.vectors[order]
@@ -423,7 +437,7 @@ class RetrievalService:
             )
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
-        sources = localize(state.chunks, task, qvec)
+        sources, related = localize_all(state.chunks, task, qvec)
         return build_packet(
             task=task,
             state_manifest=state.manifest,
@@ -435,6 +449,7 @@ class RetrievalService:
             selection=selection,
             closure=closure,
             sources=sources,
+            related=related,
         )
 
     def search(self, identity: str, text: str, ranker: str = "hybrid") -> dict[str, Any]:
@@ -447,6 +462,6 @@ class RetrievalService:
         return {
             "query": text,
             "retrieval": {"mode": "hybrid" if qvec is not None else "lexical_degraded", "ranker": ranker},
-            "sources": localize(state.chunks, text, qvec, rankers=rankers),
+            "sources": localize_all(state.chunks, text, qvec, rankers=rankers)[0],
             "trust": {"sources": "untrusted"},
         }

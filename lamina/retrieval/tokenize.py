@@ -17,9 +17,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 
 from lamina.constants import TOKEN_MAX_CHARS
+from lamina.retrieval.stopwords import TASK_STOPWORDS as TASK_STOPWORDS_FOR_QUERY
 
 # A word: letters, digits, '_' and '-' in any script. Leading, trailing and repeated joiners are
 # harmless (word_terms drops empty segments), and this simple pattern is the fastest scan.
@@ -162,3 +165,97 @@ def count_terms(text: str) -> dict[str, int]:
 def query_terms(text: str) -> list[str]:
     """The distinct terms of a query, in first-seen order: a repeated word counts once (see bm25.py)."""
     return list(dict.fromkeys(tokenize(text)))
+
+
+# --- Reading a task (query side only; the index side above is unchanged) ----------------------------
+# A raw token of a task: words joined by the characters identifiers and paths are written with.
+_RAW_TOKEN_RE = re.compile(r"[\w./:#-]+(?:\(\))?")
+_BACKTICKED_RE = re.compile(r"`([^`\n]+)`")
+# A commit subject's scope: `tpl/collections: …`, `net/http, net/url: …`, `fix(query-builder): …`.
+_SCOPE_RE = re.compile(
+    r"^\s*(?:(?P<type>[a-z]+)\((?P<conv>[^)\n]+)\)!?|(?P<plain>[\w./-]+(?:\s*,\s*[\w./-]+)*)):\s"
+)
+# Conventional-commit types and their kin: words about the change, not about the code.
+COMMIT_TYPES = frozenset(
+    "feat feature fix bugfix hotfix chore refactor docs doc test tests build ci perf style revert deps "
+    "release wip".split()
+)
+_CAMEL_RE = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+
+
+@dataclass(frozen=True)
+class TaskQuery:
+    """A task as a developer reads it: its scoring terms (task stopwords out), which of them come from
+    identifiers the task names (backticks, CamelCase, snake_case, dotted and call forms, paths, commit
+    scopes), and the task's own word behind each term, for reasons."""
+
+    terms: tuple[str, ...]  # distinct scoring terms in first-seen order
+    identifier_terms: frozenset[str]  # terms of named identifiers (their whole form and their parts)
+    names: frozenset[str]  # the whole-identifier terms (and one-part identifiers) matched against names
+    words: Mapping[str, str]  # term -> the task's word that first produced it
+
+
+_FILE_SUFFIX_RE = re.compile(
+    r"\.(py|pyi|go|rs|java|kt|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift|md|rst|toml|ya?ml|json)$",
+    re.IGNORECASE,
+)
+
+
+def _strip_token(token: str) -> str:
+    token = token.rstrip(".:,;#-")
+    return token.lstrip(".:#-")
+
+
+def _is_identifier(token: str) -> bool:
+    core = token[:-2] if token.endswith("()") else token
+    if not core or not any(c.isalpha() for c in core):
+        return False
+    if token.endswith("()") or "_" in core.strip("_") or "::" in core or "#" in core:
+        return True
+    if "/" in core and all(core.split("/")):
+        return True
+    if "." in core and all(part for part in core.split(".")) and not core.replace(".", "").isdigit():
+        return True
+    return _CAMEL_RE.search(core) is not None
+
+
+def read_task(text: str) -> TaskQuery:
+    """Read a task: see TaskQuery. Pure; the index side's tokenize() is not changed by it."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    named: list[str] = []  # identifier strings, in order
+    first_line = text.lstrip().split("\n", 1)[0]
+    scope = _SCOPE_RE.match(first_line)
+    body = text
+    if scope is not None:
+        raw = scope.group("conv") or scope.group("plain") or ""
+        named.extend(s.strip() for s in re.split(r"[,\s]+", raw) if s.strip())
+        if scope.group("type"):
+            body = text.replace(scope.group(0).strip(), " ", 1)
+    named.extend(m.group(1).strip() for m in _BACKTICKED_RE.finditer(text))
+    for raw_token in _RAW_TOKEN_RE.findall(body):
+        token = _strip_token(raw_token)
+        if _is_identifier(token):
+            named.append(token)
+    terms: dict[str, None] = {}
+    words: dict[str, str] = {}
+    identifier_terms: set[str] = set()
+    names: set[str] = set()
+    for ident in named:
+        for word in split_words(_FILE_SUFFIX_RE.sub("", ident)):
+            parts = word_terms(word)
+            if not parts:
+                continue
+            identifier_terms.update(parts)
+            names.add(parts[-1])  # the whole identifier (or the single part of a one-part word)
+            for t in parts:
+                terms.setdefault(t, None)
+                words.setdefault(t, word)
+    for word in split_words(body):
+        folded = word.casefold()
+        if folded in TASK_STOPWORDS_FOR_QUERY or folded in COMMIT_TYPES and scope is not None:
+            continue
+        for t in word_terms(word):
+            terms.setdefault(t, None)
+            words.setdefault(t, word)
+    return TaskQuery(tuple(terms), frozenset(identifier_terms), frozenset(names), words)

@@ -1,0 +1,531 @@
+"""Source localization across many public repositories: one indexed snapshot each, the commits after it.
+
+Method (docs/evaluation.md, "Source localization"). For each repository of bench/localization_repos.toml,
+the snapshot S is the first-parent ancestor of the entry's `commit` below which the newest `cases`
+qualifying commits start; every non-merge commit in S..commit that changes 1-5 source files existing
+at S (bench/localization.py's definition of a source file, not Lamina's roles) and has a message of at
+least four words is a case: the query is its cleaned message, the gold files are the changed source
+files that exist at S, the gold symbols the named symbols holding a changed line (at the commit's
+parent) that S's chunks of that file also have. Indexing S once (instead of every parent) keeps the
+model cost to one embedding per chunk; the gold never names a file or symbol the index lacks.
+
+    dump      S checked out under --work/snap/<name>, `lamina init` in it, then the files Lamina's default
+              selection takes, chunked with lamina.chunking and given roles, their vectors from the
+              content store (LAMINA_STORE; missing ones embedded and stored, so `lamina` reuses them):
+              --work/dumps/<name>.npz. Cases: --work/cases/<name>.json.
+    tune      in-process: the default ranking (lamina.retrieval.localization, the same pure functions
+              graphd calls) and the plain baselines over the dumps of the tuning split, seconds a run.
+    final     the real default path on the held-out split: `lamina context search` in each snapshot
+              after `lamina init` (defaults), plus the baselines over the same cases, with 95% bootstrap
+              intervals and paired differences; per-commit predictions in --work/predictions.jsonl.
+
+    LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/localization_eval.py \
+        dump --clones /tmp/eval [--only name]
+    … tune [--split tuning] ; … final [--split held_out]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.localization import (  # noqa: E402
+    _MERGE_SUBJECT,
+    MAX_GOLD_FILES,
+    MIN_QUERY_WORDS,
+    Scope,
+    clean_query,
+    git,
+    gold_symbols,
+    parse_old_spans,
+    word_count,
+)
+from lamina.chunking import chunk_file  # noqa: E402
+
+REPOS_FILE = ROOT / "bench" / "localization_repos.toml"
+DEPTH = 10
+FILE_KS = (1, 5, 10)
+BOOTSTRAP_SAMPLES = 2000
+
+
+def load_repos() -> dict[str, dict[str, Any]]:
+    repos: dict[str, dict[str, Any]] = tomllib.loads(REPOS_FILE.read_text())["repos"]
+    return repos
+
+
+def scope_of(entry: Mapping[str, Any]) -> Scope:
+    return Scope(tuple(entry.get("include", ["**/*"])), tuple(entry.get("exclude", ())))
+
+
+# --- cases -----------------------------------------------------------------------------------------
+def changed_in_scope(repo: Path, parent: str, commit: str, scope: Scope) -> list[str]:
+    changed = git(repo, "diff", "--name-only", "--no-renames", parent, commit).split("\n")
+    return [p for p in changed if p and scope.covers(p)]
+
+
+def qualifies(repo: Path, commit: str, scope: Scope) -> tuple[str, str, list[str]] | None:
+    """(parent, message, in-scope changed files) of a commit that is a localization task, else None."""
+    parents = git(repo, "rev-list", "--parents", "-n", "1", commit).split()[1:]
+    if len(parents) != 1:
+        return None
+    in_scope = changed_in_scope(repo, parents[0], commit, scope)
+    if not 1 <= len(in_scope) <= MAX_GOLD_FILES:
+        return None
+    message = git(repo, "log", "-1", "--format=%B", commit)
+    if word_count(clean_query(message)) < MIN_QUERY_WORDS or _MERGE_SUBJECT.match(message):
+        return None
+    return parents[0], message, in_scope
+
+
+def find_snapshot(repo: Path, head: str, scope: Scope, wanted: int) -> str:
+    """The first-parent ancestor of head below which `wanted` qualifying first-parent commits start."""
+    count = 0
+    for commit in git(repo, "rev-list", "--first-parent", head).split():
+        found = qualifies(repo, commit, scope)
+        if found is not None:
+            count += 1
+            if count >= wanted:
+                return found[0]
+    raise SystemExit(f"{repo}: fewer than {wanted} qualifying commits")
+
+
+def snapshot_symbols(repo: Path, snapshot: str, path: str) -> set[str]:
+    data = subprocess.run(["git", "-C", str(repo), "show", f"{snapshot}:{path}"], capture_output=True).stdout
+    return {c.symbol for c in chunk_file(path, data) if not c.symbol.startswith("<")}
+
+
+def build_cases(repo: Path, snapshot: str, head: str, scope: Scope) -> list[dict[str, Any]]:
+    at_snapshot = set(git(repo, "ls-tree", "-r", "--name-only", snapshot).split("\n"))
+    cases = []
+    for commit in git(repo, "rev-list", "--no-merges", f"{snapshot}..{head}").split():
+        found = qualifies(repo, commit, scope)
+        if found is None:
+            continue
+        parent, message, in_scope = found
+        gold = sorted(p for p in in_scope if p in at_snapshot)
+        if not gold:
+            continue
+        spans = parse_old_spans(git(repo, "diff", "-U0", "--no-renames", parent, commit, "--", *gold))
+        pairs: set[tuple[str, str]] = set()
+        for path in gold:
+            content = subprocess.run(
+                ["git", "-C", str(repo), "show", f"{parent}:{path}"], capture_output=True
+            ).stdout
+            changed = gold_symbols(chunk_file(path, content), spans.get(path, []))
+            pairs.update((path, s) for s in changed & snapshot_symbols(repo, snapshot, path))
+        cases.append(
+            {
+                "commit": commit,
+                "subject": message.splitlines()[0] if message else "",
+                "query": clean_query(message),
+                "gold_files": gold,
+                "gold_symbols": sorted(pairs),
+            }
+        )
+    return cases
+
+
+# --- dump ------------------------------------------------------------------------------------------
+def lamina_cli(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "lamina.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    if check and proc.returncode != 0:
+        raise RuntimeError(
+            f"lamina {' '.join(args)}: {proc.returncode} {proc.stdout[-1500:]} {proc.stderr[-1500:]}"
+        )
+    return proc
+
+
+def checkout_snapshot(clone: Path, snapshot: str, target: Path) -> None:
+    if (target / ".git").exists():
+        head = git(target, "rev-parse", "HEAD").strip()
+        if head == snapshot:
+            return
+        git(target, "checkout", "--quiet", "--force", "--detach", snapshot)
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(clone), str(target)], check=True)
+    git(target, "checkout", "--quiet", "--force", "--detach", snapshot)
+
+
+def dump_snapshot(snap: Path, out: Path, entry: Mapping[str, Any], lexical_only: bool = False) -> None:
+    """Chunks of Lamina's default selection at the snapshot, with roles and vectors (see the module doc)."""
+    from lamina.config import load_config
+    from lamina.index.cas import ContentStore
+    from lamina.index.membership import embedding_key, text_digest
+    from lamina.repo.files import select_files
+    from lamina.repo.git import locate
+    from lamina.repo.roles import EMBEDDED_ROLES, file_role, role_rules
+    from lamina.runtime.embedder import load_embedder
+    from lamina.workspace import workspace_for
+
+    config = load_config(snap)
+    rules = role_rules(config)
+    selection = select_files(snap, config)
+    rows: dict[str, list[Any]] = {
+        k: [] for k in ("path", "symbol", "kind", "start", "end", "part", "text", "role")
+    }
+    for f in selection.files:
+        data = (snap / f.path).read_bytes()
+        role = file_role(f.path, rules)
+        for c in chunk_file(f.path, data):
+            for key, value in (("path", f.path), ("symbol", c.symbol), ("kind", c.kind), ("start", c.start_line),
+                               ("end", c.end_line), ("part", c.part), ("text", c.text), ("role", role)):  # fmt: skip
+                rows[key].append(value)
+    embedder = load_embedder(threads=2)
+    store = ContentStore(workspace_for(locate(snap)).store_dir)
+    keys = [embedding_key(embedder.info.model_digest, text_digest(t)) for t in rows["text"]]
+    # Lamina embeds code chunks only (EMBEDDED_ROLES); the baselines' source-only chunks are embedded too.
+    scope = scope_of(entry)
+    embedded = [
+        not lexical_only and (r in EMBEDDED_ROLES or scope.covers(p))
+        for r, p in zip(rows["role"], rows["path"], strict=True)
+    ]
+    unique = list(dict.fromkeys(k for k, e in zip(keys, embedded, strict=True) if e))
+    missing = set(store.missing_embeddings(unique))
+    text_of = dict(zip(keys, rows["text"], strict=True))
+    todo = [k for k in unique if k in missing]
+    print(
+        f"{snap.name}: {len(selection.files)} files, {len(keys)} chunks, {len(todo)} to embed",
+        file=sys.stderr,
+        flush=True,
+    )
+    started = time.monotonic()
+    for i in range(0, len(todo), 64):
+        batch = todo[i : i + 64]
+        store.put_embeddings(batch, embedder.embed([text_of[k] for k in batch]))
+        if i % 1024 == 0:
+            rate = (i + len(batch)) / max(1e-9, time.monotonic() - started)
+            print(
+                f"  {i + len(batch)}/{len(todo)} ({rate:.0f}/s, load {os.getloadavg()[0]:.1f})",
+                file=sys.stderr,
+                flush=True,
+            )
+    vectors = store.embeddings(unique)
+    zero = np.zeros(embedder.info.dimension, np.float32)
+    matrix = np.stack([vectors.get(k, zero) if e else zero for k, e in zip(keys, embedded, strict=True)])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.save(out.with_suffix(".npy"), matrix.astype(np.float32))
+    out.with_suffix(".json").write_text(json.dumps(rows))
+
+
+@dataclass(frozen=True)
+class Dump:
+    name: str
+    paths: list[str]
+    symbols: list[str]
+    kinds: list[str]
+    starts: list[int]
+    ends: list[int]
+    texts: list[str]
+    roles: list[str]
+    matrix: np.ndarray
+
+
+def load_dump(work: Path, name: str) -> Dump:
+    base = work / "dumps" / name
+    rows = json.loads(base.with_suffix(".json").read_text())
+    return Dump(name, rows["path"], rows["symbol"], rows["kind"], rows["start"], rows["end"], rows["text"],
+                rows["role"], np.load(base.with_suffix(".npy")))  # fmt: skip
+
+
+# --- metrics ---------------------------------------------------------------------------------------
+def ranked_files(sources: Sequence[Mapping[str, Any]]) -> list[str]:
+    return list(dict.fromkeys(str(s["file"]) for s in sources))
+
+
+def case_metrics(sources: Sequence[Mapping[str, Any]], case: Mapping[str, Any]) -> dict[str, float | None]:
+    files = ranked_files(sources)[:DEPTH]
+    gold = set(case["gold_files"])
+    out: dict[str, float | None] = {f"R@{k}": len(gold.intersection(files[:k])) / len(gold) for k in FILE_KS}
+    out["MRR"] = next((1.0 / (i + 1) for i, f in enumerate(files) if f in gold), 0.0)
+    pairs = {tuple(p) for p in case["gold_symbols"]}
+    got = {(str(s["file"]), str(s["symbol"])) for s in list(sources)[:DEPTH]}
+    out["symR@10"] = len(pairs & got) / len(pairs) if pairs else None
+    return out
+
+
+METRICS = ("R@1", "R@5", "R@10", "MRR", "symR@10")
+
+
+def mean_of(values: Sequence[float | None]) -> float:
+    vals = [v for v in values if v is not None]
+    return statistics.fmean(vals) if vals else float("nan")
+
+
+def bootstrap(
+    values: Sequence[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = 15
+) -> tuple[float, float]:
+    """95% percentile interval of the mean, resampling cases."""
+    rng = np.random.default_rng(seed)
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size == 0:
+        return (float("nan"), float("nan"))
+    idx = rng.integers(0, arr.size, size=(samples, arr.size))
+    means = arr[idx].mean(axis=1)
+    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+
+
+def report(results: Mapping[str, Sequence[Mapping[str, float | None]]], reference: str) -> str:
+    """A table of every ranker (mean [95% CI]) and the paired difference reference - each other ranker."""
+    lines = [f"{'ranker':<14}" + "".join(f"{m:>22}" for m in METRICS)]
+    for ranker, rows in results.items():
+        cells = []
+        for m in METRICS:
+            vals = [r[m] for r in rows if r[m] is not None]
+            lo, hi = bootstrap([float(v) for v in vals])
+            cells.append(f"{mean_of(vals):.3f} [{lo:.2f},{hi:.2f}]")
+        lines.append(f"{ranker:<14}" + "".join(f"{c:>22}" for c in cells))
+    ref = results[reference]
+    for ranker, rows in results.items():
+        if ranker == reference:
+            continue
+        cells = []
+        for m in METRICS:
+            diffs = [float(a[m]) - float(b[m]) for a, b in zip(ref, rows, strict=True)
+                     if a[m] is not None and b[m] is not None]  # fmt: skip
+            lo, hi = bootstrap(diffs)
+            cells.append(f"{mean_of(diffs):+.3f} [{lo:+.2f},{hi:+.2f}]")
+        lines.append(f"{'Δ vs ' + ranker:<14}" + "".join(f"{c:>22}" for c in cells))
+    return "\n".join(lines)
+
+
+# --- baselines (plain scripts over source-only chunks) ----------------------------------------------
+class Baselines:
+    """BM25 (bm25s, its defaults and English stopwords) over source-only chunks, max-aggregated to files;
+    plain dense (cosine of the same vectors); plain RRF (k = 60) of the two chunk rankings."""
+
+    def __init__(self, dump: Dump, scope: Scope) -> None:
+        import bm25s
+
+        self.dump = dump
+        self.rows = [i for i, p in enumerate(dump.paths) if scope.covers(p)]
+        self.bm25s = bm25s
+        self.retriever = bm25s.BM25()
+        self.retriever.index(bm25s.tokenize([dump.texts[i] for i in self.rows], stopwords="en", show_progress=False),
+                             show_progress=False)  # fmt: skip
+        self.matrix = np.ascontiguousarray(dump.matrix[self.rows])
+
+    def _bm25_order(self, query: str) -> list[int]:
+        tokens = self.bm25s.tokenize([query], stopwords="en", return_ids=False, show_progress=False)[0]
+        known = [t for t in tokens if t in self.retriever.vocab_dict]
+        if not known:
+            return []
+        scores = self.retriever.get_scores(known)
+        order = np.argsort(-scores, kind="stable")
+        return [int(i) for i in order if scores[i] > 0][:200]
+
+    def _dense_order(self, qvec: np.ndarray) -> list[int]:
+        scores = self.matrix @ qvec
+        return [int(i) for i in np.argsort(-scores, kind="stable")[:200]]
+
+    def _sources(self, order: Sequence[int]) -> list[dict[str, Any]]:
+        """Chunks in rank order, one entry per (file, symbol): file order is max aggregation."""
+        out, seen = [], set()
+        for j in order:
+            i = self.rows[j]
+            key = (self.dump.paths[i], self.dump.symbols[i])
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append({"file": key[0], "symbol": key[1]})
+        return out
+
+    def run(self, query: str, qvec: np.ndarray) -> dict[str, list[dict[str, Any]]]:
+        from lamina.retrieval.fusion import rrf
+
+        lex = self._bm25_order(query)
+        if not self.matrix.any():  # a lexical-only dump (tuning): no dense baselines
+            return {"bm25": self._sources(lex)}
+        dense = self._dense_order(qvec)
+        fused = [doc for doc, _, _ in rrf({"lexical": lex, "dense": dense}, 60)]
+        return {"bm25": self._sources(lex), "dense": self._sources(dense), "rrf": self._sources(fused)}
+
+
+# --- commands --------------------------------------------------------------------------------------
+def cmd_cases_and_dump(args: argparse.Namespace) -> None:
+    repos = load_repos()
+    for name in args.only or list(repos):
+        entry = repos[name]
+        clone = args.clones / name
+        scope = scope_of(entry)
+        snapshot = entry.get("snapshot") or find_snapshot(
+            clone, entry["commit"], scope, entry.get("cases", 50)
+        )
+        cases_file = args.work / "cases" / f"{name}.json"
+        if not cases_file.exists():
+            cases = build_cases(clone, snapshot, entry["commit"], scope)
+            cases_file.parent.mkdir(parents=True, exist_ok=True)
+            cases_file.write_text(json.dumps({"snapshot": snapshot, "cases": cases}, indent=1))
+            print(f"{name}: snapshot {snapshot[:12]}, {len(cases)} cases", file=sys.stderr, flush=True)
+        if args.cases_only:
+            continue
+        snap = args.work / "snap" / name
+        checkout_snapshot(clone, snapshot, snap)
+        if not (snap / "lamina.toml").exists():
+            lamina_cli(snap, "init")
+        if not (args.work / "dumps" / f"{name}.npy").exists():
+            dump_snapshot(snap, args.work / "dumps" / name, entry, args.lexical_only)
+
+
+def load_cases(work: Path, name: str) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = json.loads((work / "cases" / f"{name}.json").read_text())["cases"]
+    return cases
+
+
+def query_vectors(work: Path, name: str, queries: Sequence[str]) -> np.ndarray:
+    """Query embeddings, cached per repository (the model is deterministic, one text per call)."""
+    from lamina.runtime.embedder import load_embedder
+
+    cache = work / "dumps" / f"{name}.queries.json"
+    known: dict[str, list[float]] = json.loads(cache.read_text()) if cache.exists() else {}
+    todo = [q for q in queries if q not in known]
+    if todo:
+        vecs = load_embedder(threads=2).embed(todo)
+        known.update({q: v.tolist() for q, v in zip(todo, vecs, strict=True)})
+        cache.write_text(json.dumps(known))
+    return np.asarray([known[q] for q in queries], dtype=np.float32)
+
+
+def lamina_corpus(dump: Dump, lexical_only: bool = False) -> Any:
+    from lamina.retrieval.localization import build_chunk_corpus
+
+    matrix = dump.matrix if lexical_only is False and dump.matrix.any() else None
+    return build_chunk_corpus(dump.paths, dump.symbols, dump.kinds, dump.starts, dump.ends, dump.texts,
+                              matrix, roles=dump.roles)  # fmt: skip
+
+
+def split_names(split: str) -> list[str]:
+    return [n for n, e in load_repos().items() if e["split"] == split]
+
+
+def cmd_tune(args: argparse.Namespace) -> None:
+    from lamina.retrieval.localization import LocalizeParams, localize
+
+    variants: dict[str, Callable[..., Any]] = {"lamina": localize}
+    for i, spec in enumerate(args.variant or []):
+        params = LocalizeParams(**json.loads(spec))
+        variants[f"v{i}"] = lambda c, q, v, params=params: localize(c, q, v, params=params)
+    results: dict[str, list[dict[str, float | None]]] = {}
+    per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
+    for name in args.only or split_names(args.split):
+        dump = load_dump(args.work, name)
+        cases = load_cases(args.work, name)
+        qvecs = query_vectors(args.work, name, [c["query"] for c in cases])
+        corpus = lamina_corpus(dump)
+        base = Baselines(dump, scope_of(load_repos()[name]))
+        for case, qvec in zip(cases, qvecs, strict=True):
+            got = {v: fn(corpus, case["query"], qvec) for v, fn in variants.items()}
+            got.update(base.run(case["query"], qvec))
+            for ranker, sources in got.items():
+                m = case_metrics(sources, case)
+                results.setdefault(ranker, []).append(m)
+                per_repo.setdefault(name, {}).setdefault(ranker, []).append(m)
+    for name, res in per_repo.items():
+        print(f"== {name} ({len(next(iter(res.values())))} cases)")
+        for ranker, rows in res.items():
+            print(f"  {ranker:<10}" + " ".join(f"{m}={mean_of([r[m] for r in rows]):.3f}" for m in METRICS))
+    common = {r: rows for r, rows in results.items() if len(rows) == len(results["lamina"])}
+    print(f"== all ({len(results['lamina'])} cases)")
+    print(report(common, "lamina"))
+
+
+def cmd_final(args: argparse.Namespace) -> None:
+    """The real default path on held-out repositories, with the plain baselines on the same cases."""
+    repos = load_repos()
+    names = args.only or split_names(args.split)
+    results: dict[str, list[dict[str, float | None]]] = {}
+    large: dict[str, list[dict[str, float | None]]] = {}
+    per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
+    predictions = (args.work / "predictions.jsonl").open("w")
+    for name in names:
+        dump = load_dump(args.work, name)
+        if not dump.matrix.any():
+            raise SystemExit(f"{name}: a lexical-only dump cannot give the dense baselines")
+        cases = load_cases(args.work, name)
+        qvecs = query_vectors(args.work, name, [c["query"] for c in cases])
+        base = Baselines(dump, scope_of(repos[name]))
+        snap = args.work / "snap" / name
+        lamina_cli(snap, "graphd", "stop", check=False)
+        started = time.monotonic()
+        first = json.loads(lamina_cli(snap, "work", "prepare", cases[0]["query"], "--json", "--quiet").stdout)
+        cold = time.monotonic() - started
+        roles = [s.get("role") for s in first["sources"]]
+        print(f"{name}: cold `work prepare` {cold:.1f} s; its sources' roles {roles}; related "
+              f"{[r['role'] for r in first.get('related', [])]}", file=sys.stderr, flush=True)  # fmt: skip
+        seconds = []
+        for case, qvec in zip(cases, qvecs, strict=True):
+            t0 = time.monotonic()
+            out = json.loads(lamina_cli(snap, "context", "search", case["query"], "--json", "--quiet").stdout)
+            seconds.append(time.monotonic() - t0)
+            got = {"lamina": out["sources"], **base.run(case["query"], qvec)}
+            row: dict[str, Any] = {"repo": name, "commit": case["commit"], "query": case["query"],
+                                   "gold_files": case["gold_files"], "gold_symbols": case["gold_symbols"]}  # fmt: skip
+            for ranker, sources in got.items():
+                m = case_metrics(sources, case)
+                results.setdefault(ranker, []).append(m)
+                per_repo.setdefault(name, {}).setdefault(ranker, []).append(m)
+                if repos[name].get("size") == "large":
+                    large.setdefault(ranker, []).append(m)
+                row[ranker] = {"sources": [[s["file"], s["symbol"]] for s in sources[:DEPTH]], "metrics": m}
+            predictions.write(json.dumps(row) + "\n")
+        lamina_cli(snap, "graphd", "stop", check=False)
+        print(f"{name}: {len(cases)} searches, median {statistics.median(seconds):.2f} s "
+              f"(load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)  # fmt: skip
+    predictions.close()
+    for name, res in per_repo.items():
+        print(
+            f"== {name} ({len(res['lamina'])} cases, {repos[name].get('size')}, {repos[name].get('language')})"
+        )
+        for ranker, rows in res.items():
+            print(f"  {ranker:<10}" + " ".join(f"{m}={mean_of([r[m] for r in rows]):.3f}" for m in METRICS))
+    if large:
+        print(f"== large held-out repositories ({len(large['lamina'])} cases)")
+        print(report(large, "lamina"))
+    print(f"== all held-out repositories ({len(results['lamina'])} cases; load {os.getloadavg()[0]:.1f})")
+    print(report(results, "lamina"))
+    print(f"per-commit predictions: {args.work / 'predictions.jsonl'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/eval"))
+    sub = parser.add_subparsers(dest="command", required=True)
+    d = sub.add_parser("dump")
+    d.add_argument("--clones", type=Path, default=Path("/tmp/eval"))
+    d.add_argument("--only", nargs="*")
+    d.add_argument("--cases-only", action="store_true")
+    d.add_argument("--lexical-only", action="store_true", help="zero vectors: no embedding (lexical tuning)")
+    t = sub.add_parser("tune")
+    t.add_argument("--split", default="tuning")
+    t.add_argument("--only", nargs="*")
+    t.add_argument("--variant", action="append", help="LocalizeParams fields as JSON (repeatable)")
+    f = sub.add_parser("final")
+    f.add_argument("--split", default="held_out")
+    f.add_argument("--only", nargs="*")
+    args = parser.parse_args()
+    {"dump": cmd_cases_and_dump, "tune": cmd_tune, "final": cmd_final}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,163 @@
+"""What a file is for: code to change, a test that proves it, docs, config, generated output or data.
+
+Decided from the path alone (folder and name conventions per language), so it is a pure function of the
+path and the repository's lamina.toml: `[roles]` globs (gitignore semantics, as [index]) win over the
+conventions, and the product graph's own files (`[graph] paths`) are the role `graph` whatever else
+matches. Packet `sources` hold `code`; `related` holds tests and docs (docs/packet-v5.md).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+import pathspec
+
+CODE = "code"
+TEST = "test"
+DOCS = "docs"
+CONFIG = "config"
+GENERATED = "generated"
+DATA = "data"
+GRAPH = "graph"
+ROLES = (CODE, TEST, DOCS, CONFIG, GENERATED, DATA, GRAPH)
+# Roles a lamina.toml can assign with globs ([roles] <role> = [...]); `graph` comes from [graph] paths.
+ASSIGNABLE_ROLES = (CODE, TEST, DOCS, CONFIG, GENERATED, DATA)
+# The order in which [roles] globs are tried: the narrower kinds first, code last.
+_OVERRIDE_ORDER = (GENERATED, DATA, TEST, DOCS, CONFIG, CODE)
+
+CODE_SUFFIXES = frozenset(
+    """
+    .py .pyi .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .vue .svelte .go .rs .java .kt .kts .scala .groovy
+    .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .ipp .cs .fs .rb .rake .gemspec .php .swift .m .mm .lua .pl .pm
+    .r .jl .ex .exs .erl .hs .ml .clj .dart .zig .nim .sh .bash .zsh .ps1 .sql .proto .graphql .gql
+    .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less
+    """.split()
+)
+DOCS_SUFFIXES = frozenset(".md .markdown .rst .txt .adoc .asciidoc .org .tex .rtf .pod".split())
+CONFIG_SUFFIXES = frozenset(
+    ".toml .yaml .yml .json .jsonc .json5 .ini .cfg .conf .properties .xml .gradle .editorconfig .env".split()
+)
+DATA_SUFFIXES = frozenset(
+    ".csv .tsv .svg .png .jpg .jpeg .gif .ico .webp .pdf .snap .golden .po .pot .mo .dat .bin .wasm".split()
+)
+# Names without a telling suffix.
+DOCS_NAMES = re.compile(
+    r"^(readme|changelog|changes|history|news|release[-_]?notes?|releases|authors|contributors|contributing|"
+    r"license|licence|copying|notice|code_of_conduct|security|support|governance|maintainers|upgrading)"
+    r"([._-].*)?$",
+    re.IGNORECASE,
+)
+CONFIG_NAMES = frozenset(
+    """
+    makefile dockerfile containerfile justfile procfile vagrantfile jenkinsfile gemfile rakefile pipfile
+    codeowners .gitignore .gitattributes .dockerignore .npmignore .prettierrc .eslintrc .babelrc .nvmrc
+    .editorconfig .flake8 .pylintrc .coveragerc go.mod go.work setup.py conftest.py noxfile.py tox.ini
+    manage.py
+    """.split()
+)
+GENERATED_NAMES = re.compile(
+    r"(\.lock|-lock\.json|-lock\.yaml|\.sum|\.min\.js|\.min\.css|\.map|_pb2\.pyi?|_pb2_grpc\.py|\.pb\.go|"
+    r"\.pb\.gw\.go|_gen\.go|\.gen\.go|_generated\.go|\.generated\.[^/]+|\.g\.dart|\.designer\.cs)$",
+    re.IGNORECASE,
+)
+TEST_DIRS = frozenset(
+    "test tests testing __tests__ __test__ spec specs e2e integration-tests integration_tests it benches "
+    "bench benchmarks benchmark conformance".split()
+)
+DATA_DIRS = frozenset(
+    "testdata test-data test_data fixtures fixture __fixtures__ __snapshots__ snapshots".split()
+)
+DOCS_DIRS = frozenset(
+    "docs doc documentation examples example samples sample man changelog.d changes".split()
+)
+CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
+GENERATED_DIRS = frozenset("node_modules vendor third_party dist build out target __generated__ gen".split())
+# A test by its file name: test_x.py, x_test.py, x_test.go, x.test.ts, x.spec.js, XTest.java, XTests.cs,
+# XIT.java, x_spec.rb, tests.rs, x_tests.rs, conftest.py is config (fixtures), test-utils stay by folder.
+TEST_NAMES = re.compile(
+    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec)\.[cm]?[jt]sx?$|_spec\.rb$|"
+    r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift)$|^Test[A-Z].*\.(java|kt|cs)$",
+)
+
+
+@dataclass(frozen=True)
+class RoleRules:
+    """The globs that decide roles before the conventions: `[roles]` of lamina.toml and `[graph] paths`."""
+
+    overrides: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # role -> globs
+    graph: tuple[str, ...] = ()
+
+    def key(self) -> tuple[object, ...]:
+        return (tuple(sorted((r, tuple(g)) for r, g in self.overrides.items())), self.graph)
+
+
+def conventional_role(path: str) -> str:
+    """The role of a repository-relative posix path by folder and file-name conventions alone."""
+    pure = PurePosixPath(path)
+    name = pure.name
+    lower = name.lower()
+    suffix = pure.suffix.lower()
+    folders = [p.lower() for p in pure.parts[:-1]]
+    if GENERATED_NAMES.search(name) or any(f in GENERATED_DIRS for f in folders):
+        return GENERATED
+    if any(f in DATA_DIRS for f in folders):
+        return DATA
+    if lower in CONFIG_NAMES or any(f in CONFIG_DIRS for f in folders):
+        return CONFIG
+    code_like = suffix in CODE_SUFFIXES
+    if TEST_NAMES.search(name) or any(f in TEST_DIRS for f in folders) or _java_test_tree(folders):
+        return TEST if code_like else DATA if suffix in DATA_SUFFIXES else TEST
+    if DOCS_NAMES.match(name) or suffix in DOCS_SUFFIXES:
+        return DOCS
+    if any(f in DOCS_DIRS for f in folders):
+        return DOCS
+    if code_like:
+        return CODE
+    if suffix in CONFIG_SUFFIXES or name.startswith("."):
+        return CONFIG
+    return DATA
+
+
+def _java_test_tree(folders: Sequence[str]) -> bool:
+    """Maven/Gradle layout: src/test/…, src/androidTest/…, src/testFixtures/…"""
+    return any(
+        a == "src" and b in ("test", "androidtest", "testfixtures", "integrationtest")
+        for a, b in zip(folders, folders[1:], strict=False)
+    )
+
+
+@lru_cache(maxsize=64)
+def _spec(globs: tuple[str, ...]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(globs)
+
+
+def file_role(path: str, rules: RoleRules | None = None) -> str:
+    """The role of one file: the product graph's files, then [roles] globs, then the conventions."""
+    if rules is not None:
+        if rules.graph and _spec(rules.graph).match_file(path):
+            return GRAPH
+        for role in _OVERRIDE_ORDER:
+            globs = rules.overrides.get(role)
+            if globs and _spec(tuple(globs)).match_file(path):
+                return role
+    return conventional_role(path)
+
+
+def role_rules(config: object) -> RoleRules:
+    """The role rules of a loaded lamina.toml (lamina.config.Config)."""
+    roles = getattr(config, "roles", None)
+    graph = getattr(config, "graph", None)
+    overrides = {
+        r: tuple(getattr(roles, r)) for r in ASSIGNABLE_ROLES if roles is not None and getattr(roles, r)
+    }
+    return RoleRules(overrides, tuple(graph.paths) if graph is not None else ())
+
+
+# Only these roles' chunks are embedded: `sources` are code, and the dense ranker ranks code only, so
+# embedding tests, docs and config (often half of a repository's chunks) bought nothing but cold-index
+# time. Every role stays in the BM25 index (`related` is found lexically).
+EMBEDDED_ROLES = frozenset({CODE})

@@ -1,0 +1,80 @@
+"""File roles (lamina/repo/roles.py) and the [roles] section of lamina.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lamina.config import parse_config
+from lamina.errors import LaminaError
+from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rules
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("src/shop/refunds.py", "code"),
+        ("tokio/src/sync/mpsc/chan.rs", "code"),
+        ("pkg/cmd/pr/create/create.go", "code"),
+        ("src/query-builder/SelectQueryBuilder.ts", "code"),
+        ("lib/core/Axios.js", "code"),
+        ("tests/test_refunds.py", "test"),
+        ("aiohttp/test_utils.py", "test"),  # by the pytest name rule; [roles] code = [...] overrides
+        ("pkg/cmd/pr/create/create_test.go", "test"),
+        ("src/main/java/org/jsoup/nodes/Element.java", "code"),
+        ("src/test/java/org/jsoup/nodes/ElementTest.java", "test"),
+        ("test/functional/query-builder/select.ts", "test"),
+        ("lib/core/Axios.test.js", "test"),
+        ("web/src/cart.spec.tsx", "test"),
+        ("tokio/tests/sync_mpsc.rs", "test"),
+        ("tokio/src/runtime/tests.rs", "test"),
+        ("README.md", "docs"),
+        ("CHANGELOG.md", "docs"),
+        ("CHANGES", "docs"),
+        ("docs/guide/install.rst", "docs"),
+        ("examples/basic/main.go", "docs"),
+        ("release-notes.txt", "docs"),
+        ("pyproject.toml", "config"),
+        (".github/workflows/ci.yml", "config"),
+        ("Makefile", "config"),
+        ("package.json", "config"),
+        ("go.mod", "config"),
+        ("go.sum", "generated"),
+        ("package-lock.json", "generated"),
+        ("Cargo.lock", "generated"),
+        ("api/service.pb.go", "generated"),
+        ("testdata/input.golden", "data"),
+        ("tests/fixtures/page.html", "data"),
+        ("assets/logo.svg", "data"),
+    ],
+)
+def test_conventional_roles(path: str, role: str) -> None:
+    assert conventional_role(path) == role
+
+
+def test_globs_win_over_conventions_and_graph_files_are_their_own_role() -> None:
+    rules = RoleRules({"code": ("examples/**",), "test": ("qa/**",)}, ("product/**/*.toml",))
+    assert file_role("examples/basic/main.go", rules) == "code"
+    assert file_role("qa/checkout.py", rules) == "test"
+    assert file_role("product/workflows/refund.toml", rules) == "graph"
+    assert file_role("src/app.py", rules) == "code"
+    assert file_role("docs/index.md", rules) == "docs"
+
+
+def test_roles_section_of_lamina_toml() -> None:
+    config = parse_config({"roles": {"docs": ["site/**"], "generated": ["src/gen/**"]}}, Path("lamina.toml"))
+    rules = role_rules(config)
+    assert file_role("site/index.html", rules) == "docs"
+    assert file_role("src/gen/api.py", rules) == "generated"
+    assert file_role("product/x.toml", rules) == "graph"  # [graph] paths default
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"roles": {"sources": ["x"]}}, {"roles": {"code": "src/**"}}, {"roles": {"test": [1]}}],
+)
+def test_bad_roles_section_is_a_config_error(data: dict) -> None:
+    with pytest.raises(LaminaError) as err:
+        parse_config(data, Path("lamina.toml"))
+    assert err.value.code == "LAMINA_CONFIG"
