@@ -268,3 +268,14 @@ def test_recent_versions_keep_text_that_looks_like_json_exactly(store: IndexStor
         assert [rows[i]["text"] for i in ids] == odd
         assert [rows[i]["symbol"] for i in ids] == ['{"x": 1}', "[]", "null"]
         store.fold_recent_versions()
+
+
+def test_the_stored_document_version_is_the_one_definition(store: IndexStore) -> None:
+    """DocVersion's columns are made from lamina/index/document.py, and an upload the worker builds (via
+    synthetic_versions, the worker's shape) has exactly the upload columns of the same definition."""
+    from lamina.index.document import SHARD_COLUMNS, UPLOAD_COLUMNS, VERSION_COLUMNS
+
+    info = store.conn.execute("CALL table_info('DocVersion') RETURN *").get_as_arrow()
+    assert tuple(info.column("name").to_pylist()) == VERSION_COLUMNS
+    assert set(synthetic_versions(3).column_names) == set(UPLOAD_COLUMNS)
+    assert set(SHARD_COLUMNS) == set(VERSION_COLUMNS) - {"emb_key"}

@@ -30,6 +30,7 @@ from lamina.constants import RECENT_PART_BYTES, RECENT_VERSIONS_MAX_ROWS, RETRIE
 from lamina.errors import LaminaError
 from lamina.graph.ladybug import StorageFailure, transaction
 from lamina.graph.queries import Queries
+from lamina.index.document import DOCUMENT_COLUMNS, VERSION_COLUMNS, docversion_ddl
 
 __all__ = ["IndexStore", "StorageFailure"]
 from lamina.graphd import protocol
@@ -46,9 +47,7 @@ SCHEMA = [
     # Vectors are raw little-endian float32 BLOBs: 30% faster to COPY and 2.5x faster to read than FLOAT[],
     # and FLOAT[384] crashes real_ladybug 0.15.3 on COPY (bench/graphd.py, docs/architecture.md).
     "CREATE NODE TABLE IF NOT EXISTS Embedding(key STRING PRIMARY KEY, vector BLOB)",
-    "CREATE NODE TABLE IF NOT EXISTS DocVersion(id STRING PRIMARY KEY, kind STRING, path STRING, "
-    "symbol STRING, symbol_kind STRING, language STRING, start_line INT64, end_line INT64, part INT64, "
-    "text_digest STRING, emb_key STRING, meta STRING)",
+    docversion_ddl(),
     # Small uploads land here whole (see RECENT_VERSIONS_MAX_ROWS) until graphd folds them into the three
     # tables above; a version id is in DocVersion or here, never both.
     # One row per part of an uploaded row (metadata, text, vector as one Arrow IPC stream, cut into parts
@@ -64,15 +63,8 @@ SCHEMA = [
     "CREATE NODE TABLE IF NOT EXISTS Current(identity STRING PRIMARY KEY, generation STRING)",
 ]
 
-VERSION_COLUMNS = (
-    "id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part",
-    "text_digest", "emb_key", "meta",
-)  # fmt: skip
-# What documents() returns per version, in this order.
-DOCUMENT_COLUMNS = (
-    "id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part", "meta",
-    "text", "vector",
-)  # fmt: skip
+# The stored fields (VERSION_COLUMNS) and what documents() returns per version (DOCUMENT_COLUMNS), in
+# that order: defined once, in lamina/index/document.py.
 
 
 _HEX = re.compile(r"[0-9a-f]{16,128}")

@@ -264,8 +264,8 @@ class GraphDaemon:
         fields, texts and vectors; nothing is embedded."""
         import pyarrow as pa
 
-        from lamina.graphd.index_store import VERSION_COLUMNS
         from lamina.index.cas import ContentStore
+        from lamina.index.document import VERSION_COLUMNS
 
         store = ContentStore(self.ws.store_dir)
         try:
@@ -489,8 +489,8 @@ class GraphDaemon:
 
         import pyarrow as pa
 
-        from lamina.graphd.index_store import VERSION_COLUMNS
         from lamina.index.cas import ContentStore
+        from lamina.index.document import VERSION_COLUMNS
 
         if "id" not in table.column_names:
             return  # put_versions reports the malformed table

@@ -25,6 +25,7 @@ from lamina.constants import (
 )
 from lamina.errors import LaminaError
 from lamina.index.context import BuildContext
+from lamina.index.document import SHARD_COLUMNS, UPLOAD_COLUMNS
 from lamina.index.freshness import FINGERPRINT_FILE
 from lamina.index.manifest import (
     ACTIVE_FILE,
@@ -72,16 +73,10 @@ def _write_if_changed(path: Path, content: str) -> bool:
     return True
 
 
-RECORD_FIELDS = (
-    "id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part",
-    "text_digest", "meta",
-)  # fmt: skip
-
-
 def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
     """A shard's document versions as JSON columns: parsing 16,675 versions takes 17 ms this way and
     150 ms as one JSON object per line (every prepare that changed anything reads all shards)."""
-    columns = {name: [r[name] for r in records] for name in RECORD_FIELDS}
+    columns = {name: [r[name] for r in records] for name in SHARD_COLUMNS}
     _write_if_changed(path, json.dumps(columns, sort_keys=True, separators=(",", ":")))
 
 
@@ -101,7 +96,7 @@ def _read_columns(ctx: BuildContext, path: Path) -> dict[str, list[Any]]:
 
 
 def _record(columns: dict[str, list[Any]], row: int) -> dict[str, Any]:
-    return {name: columns[name][row] for name in RECORD_FIELDS}
+    return {name: columns[name][row] for name in SHARD_COLUMNS}
 
 
 def chunks_file(ctx: BuildContext, shard: str) -> Path:
@@ -422,15 +417,11 @@ def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
         raise LaminaError(
             "LAMINA_INTERNAL", "an embedding disappeared from the content store during the build"
         )
-    columns = {
-        name: [r[name] for r in records]
-        for name in ("id", "kind", "path", "symbol", "symbol_kind", "language", "start_line", "end_line", "part",
-                     "text_digest", "meta")
-    }  # fmt: skip
+    columns: dict[str, Any] = {name: [r[name] for r in records] for name in SHARD_COLUMNS}
     columns["emb_key"] = keys
     columns["text"] = [texts[r["text_digest"]] for r in records]
-    vector_col = vector_column([vectors[k] if k else None for k in keys])
-    return pa.table({**columns, "vector": vector_col})
+    columns["vector"] = vector_column([vectors[k] if k else None for k in keys])
+    return pa.table({name: columns[name] for name in UPLOAD_COLUMNS})
 
 
 def step_generation(ctx: BuildContext) -> None:
