@@ -147,11 +147,14 @@ ONNX_OPSET = 17  # opset of the development export (torch TorchScript exporter)
 # --- A daemon that knows its repository (issue 13, item 5; lamina/graphd/server.py) ---------------------
 # graphd unloads its model after this long without an embedding request and reloads it on demand (the
 # same vectors bit for bit: tests/test_graphd_instance.py). Reloading costs ~0.3 s, once, on the first
-# query after a pause; a loaded model holds ~70 MB (measured by bench/graphd_memory.py, see the README).
+# query after a pause; unloading gives back ~30 MiB of graphd's ~340 MiB at 1 and 1,000 files, ~1 MiB at
+# 10,000 (bench/graphd_memory.py, README): the model's libraries stay mapped.
 GRAPHD_MODEL_IDLE_SECONDS = 10 * 60
 # graphd closes its databases, drops its ranking state and its model after this long without any request,
-# opening them again on the next (one-time cost measured by bench/graphd_memory.py, see the README): an
-# open Ladybug database holds ~5.5 MB per node table whatever it stores (21 tables: ~126 MB).
+# opening them again on the next: an open Ladybug database holds ~5.5 MiB per node table whatever it
+# stores (21 tables: ~126 MiB). Measured (bench/graphd_memory.py, load average 11-19): dormant 172 / 245 /
+# 402 MiB against 342 / 428 / 699 MiB at rest for 1 / 1,000 / 10,000 files; the next prepare pays
+# 1.5-6 s once (a warm one: 0.2-0.4 s). 15 minutes: an edit loop's pauses stay below it.
 GRAPHD_DORMANT_SECONDS = 15 * 60
 
 # --- A shared remote cache of embeddings (issue 18; lamina/cache/) ----------------------------------
