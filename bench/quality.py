@@ -16,7 +16,7 @@ in memory (and on disk under $TMPDIR, keyed by the model digest), so re-running 
 seconds. --calibrate grid-searches the selection constants on the calibration graphs and prints the best
 (it never reads a held-out graph's tasks). For lettings, file Recall@10 of the packet's `sources` is
 measured over an in-process index of its repository (chunked and embedded like the indexer does).
---quick (for `make bench`) skips recall and evaluates at most the first 40 tasks of each graph.
+--quick (for `make bench`) skips recall and evaluates an evenly spaced sample of at most 40 tasks per graph.
 Final line: JSON {"bench": "quality", "figures": [...]}.
 """
 
@@ -237,7 +237,9 @@ def evaluate(
     out: dict[str, Score] = {}
     for g in graphs:
         counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for task in g.tasks[:limit]:
+        n = len(g.tasks)
+        picked = g.tasks if limit is None or n <= limit else [g.tasks[i * n // limit] for i in range(limit)]
+        for task in picked:  # --quick: an evenly spaced sample, so every category stays represented
             ok = correct(task, predict(task, g, cache, th))
             counts[task.category][0] += int(ok)
             counts[task.category][1] += 1
@@ -357,7 +359,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calibrate", action="store_true", help="grid-search the constants on clinic + saas")
     parser.add_argument(
-        "--quick", action="store_true", help="first 40 tasks per graph, no recall (make bench)"
+        "--quick", action="store_true", help="40 evenly spaced tasks per graph, no recall (make bench)"
     )
     parser.add_argument("--lettings", type=Path, default=default_lettings())
     parser.add_argument("--no-recall", action="store_true", help="skip file Recall@10 on lettings")
