@@ -194,8 +194,9 @@ class GraphDaemon:
                     )
                     try:
                         self.store_versions(absent)
-                    except LaminaError as err:
-                        lost.append(f"{entry.generation} ({err.message})")
+                    except RESTORE_FAILURES as err:  # graphd must start anyway: the next build rebuilds
+                        log.error("could not store them again: %s", err)
+                        lost.append(f"{entry.generation} ({_message(err)})")
                         continue
                     repaired.append(f"{entry.generation} ({len(absent)} member versions)")
                 continue
@@ -208,9 +209,9 @@ class GraphDaemon:
             started = time.perf_counter()
             try:
                 self.restore_generation(entry)
-            except LaminaError as err:
+            except RESTORE_FAILURES as err:  # graphd must start anyway: the next build rebuilds
                 log.error("could not restore %s of %s: %s", entry.generation, entry.identity, err)
-                lost.append(f"{entry.generation} ({err.message})")
+                lost.append(f"{entry.generation} ({_message(err)})")
                 continue
             log.info(
                 "restored %s of %s (%d members) in %.0f ms", entry.generation, entry.identity, entry.count,
@@ -712,6 +713,14 @@ class GraphDaemon:
         self.builds.cancel_all()  # each stops at its next unit of work, before activating anything
         for worker in self.workers:  # let in-flight replies (such as the answer to `stop`) go out
             worker.join(timeout=None if self.builds.busy else 2.0)
+
+
+# What restoring a journalled generation may meet; none of it may keep graphd from starting.
+RESTORE_FAILURES = (LaminaError, StorageFailure, RuntimeError, OSError, ValueError, KeyError)
+
+
+def _message(err: Exception) -> str:
+    return err.message if isinstance(err, LaminaError) else f"{type(err).__name__}: {err}"
 
 
 def _remove_database(path: Path) -> None:
