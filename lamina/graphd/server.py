@@ -185,8 +185,8 @@ class GraphDaemon:
         for entry in entries:
             current = self.index.current(entry.identity)
             if current == entry.generation:
-                # Current, but is every member still stored? (Seen once in 200 kills on 0.22.0: a kill
-                # during the idle fold/checkpoint left the pointer without its newest versions.)
+                # Current, but is every member still stored? A kill during the fold transaction (COPY and
+                # DELETE) can replay the DELETE without the COPYs on 0.22.0 (bench/fold_kill.py).
                 absent = self.index.missing_versions(entry.members)
                 if absent:
                     log.error(
