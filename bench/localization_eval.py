@@ -420,9 +420,7 @@ def split_names(split: str) -> list[str]:
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
-    from lamina.retrieval.localization import localize
-
-    from lamina.retrieval.localization import LocalizeParams
+    from lamina.retrieval.localization import LocalizeParams, localize
 
     variants: dict[str, Callable[..., Any]] = {"lamina": localize}
     for i, spec in enumerate(args.variant or []):

@@ -390,7 +390,7 @@ def _fill_sources(
         entries: list[dict[str, Any]] = []
         file_cap = max(p.caps[min(file_rank, len(p.caps)) - 1], cap) if p.caps else cap
         for doc in _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k):
-            entry = {
+            entry: dict[str, Any] = {
                 "file": corpus.paths[doc],
                 "symbol": corpus.symbols[doc],
                 "kind": corpus.kinds[doc],
@@ -403,7 +403,10 @@ def _fill_sources(
             }
             twin = next((e for e in entries if e["symbol"] == entry["symbol"] and _overlaps(e, entry)), None)
             if twin is not None:  # another window of a symbol already listed: its reasons only
-                twin["reasons"] += [r for r in entry["reasons"] if r not in twin["reasons"]]
+                reasons: list[str] = twin["reasons"]
+                twin["reasons"] = reasons + [
+                    r for r in _reasons(corpus, task, doc, ranks, file_rank) if r not in reasons
+                ]
                 continue
             entries.append(entry)
             if len(entries) >= file_cap:
