@@ -413,7 +413,7 @@ def _version_table(ctx: BuildContext, records: list[dict[str, Any]]) -> Any:
     texts = store.texts(sorted({r["text_digest"] for r in records}))
     keys = [_emb_key(ctx, r["text_digest"]) if _embeds(r["kind"], r["meta"]) else "" for r in records]
     vectors = store.embeddings([k for k in keys if k]) if not ctx.lexical_only else {}
-    if not ctx.lexical_only and len(vectors) < len(set(keys)):
+    if not ctx.lexical_only and len(vectors) < len({k for k in keys if k}):
         raise LaminaError(
             "LAMINA_INTERNAL", "an embedding disappeared from the content store during the build"
         )

@@ -403,7 +403,10 @@ def _fill_sources(
             }
             twin = next((e for e in entries if e["symbol"] == entry["symbol"] and _overlaps(e, entry)), None)
             if twin is not None:  # another window of a symbol already listed: its reasons only
-                twin["reasons"] += [r for r in entry["reasons"] if r not in twin["reasons"]]
+                reasons: list[str] = twin["reasons"]
+                twin["reasons"] = reasons + [
+                    r for r in _reasons(corpus, task, doc, ranks, file_rank) if r not in reasons
+                ]
                 continue
             entries.append(entry)
             if len(entries) >= file_cap:
