@@ -106,8 +106,12 @@ def main() -> None:
                     client.call("ping")
                     ping.append(time.perf_counter() - t0)
                 for run in range(runs):  # interleaved with the bare COPY baseline, one pair per run
-                    directs.append(direct_copy_seconds(table, tmp / f"direct-{run}"))
-                    upload, commit, frames = upload_generation(client, table, version, batch)
+                    # Fresh versions each run (the store would skip ones it already holds); same size.
+                    fresh = (
+                        table if run == 0 else synthetic_versions(n, dim=384, seed=3 + run, prefix=f"r{run}")
+                    )
+                    directs.append(direct_copy_seconds(fresh, tmp / f"direct-{run}"))
+                    upload, commit, frames = upload_generation(client, fresh, version, batch)
                     uploads.append(upload)
                     commits.append(commit)
                 pid = client.call("ping")["pid"]
