@@ -143,7 +143,8 @@ class OnnxEncoder:
 
 
 def _mean_pool_normalised(states: np.ndarray) -> np.ndarray:
-    """(tokens, dim) float32 → (dim,) float32: float64 mean over tokens, then divided by its L2 norm."""
+    """(tokens, dim) float32 → (dim,) float64: the float64 mean over tokens divided by its L2 norm (the
+    caller's float32 row rounds it once, as astype(float32) did)."""
     pooled = np.add.reduce(states, axis=0, dtype=np.float64) / states.shape[0]
     norm = math.sqrt(float(np.dot(pooled, pooled)))
     return pooled / norm if norm > 0 else pooled
