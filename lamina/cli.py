@@ -3,7 +3,8 @@
 Imports of heavy modules stay inside the command functions so that a no-op answers fast, and this module
 imports only `sys` before it knows the command: `prepare --check` and `hook run` first try the quick check
 (lamina/index/freshness.py), which answers "fresh" in little more than the time of `git status`.
-This module is the dispatcher: each command module (lamina/commands.py, lamina/runtime/commands.py)
+This module is the dispatcher: each command module (lamina/commands/, lamina/runtime/commands.py,
+lamina/cache/commands.py)
 registers its own subcommands through a `register(subparsers, selected)` function, using the shared
 pieces of lamina/command_line.py; a command function takes the parsed args and returns its exit status.
 """

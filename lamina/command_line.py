@@ -1,6 +1,6 @@
 """What every command group shares: the --json flag, lazily built parsers, and output.
 
-Command modules (lamina/commands.py, lamina/runtime/commands.py) import this; the dispatcher
+Command modules (lamina/commands/, lamina/runtime/commands.py, lamina/cache/commands.py) import this; the dispatcher
 (lamina/cli.py) imports them. Nothing here imports a command module, so imports point one way.
 """
 

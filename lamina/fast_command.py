@@ -1,6 +1,6 @@
 """The command lines a fast path may answer, read in one place.
 
-argparse (lamina/commands.py) is the full grammar of `lamina`; building it costs more than a fast path's
+argparse (lamina/commands/) is the full grammar of `lamina`; building it costs more than a fast path's
 whole answer, so the two fast paths (the quick freshness check, lamina/index/freshness.py, and the one
 round trip to a running graphd, lamina/index/hosted_prepare.py) recognise their few forms here, and
 anything else goes to argparse. Standard library only.

@@ -2,7 +2,7 @@
 
 The server is the official `mcp` SDK's low-level `Server` (no protocol written here): the tools' JSON
 schemas and descriptions are written out below, for an agent to read. Every tool calls the functions the
-CLI calls (lamina/commands.py, lamina/index/hosted_prepare.py), so it goes through graphd exactly as the
+CLI calls (lamina/commands/, lamina/index/hosted_prepare.py), so it goes through graphd exactly as the
 CLI does: graphd is started when absent, freshness is decided the same way, and `prepare_work` first
 tries graphd's one round trip, then the full path.
 
@@ -112,7 +112,7 @@ class ToolSpec:
 def _prepare_work(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
     """`lamina work prepare TASK [--workflow ID] --json`: graphd's one round trip when a graphd with this
     environment runs, otherwise the full path (which starts graphd), as the CLI does."""
-    from lamina.commands import prepare_context, prepare_packet
+    from lamina.commands.work import prepare_context, prepare_packet
     from lamina.index.hosted_prepare import ask_graphd_to_prepare
 
     task, workflow = arguments["task"], arguments.get("workflow")
@@ -127,7 +127,7 @@ def _prepare_work(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _search_code(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
     """`lamina context search QUERY --json`, its lists cut to `limit` entries."""
-    from lamina.commands import search_sources
+    from lamina.commands.context import search_sources
 
     result = search_sources(arguments["query"], progress=call.progress())
     limit = arguments.get("limit", SOURCES_LIMIT)
@@ -138,20 +138,20 @@ def _search_code(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
 
 
 def _context_status(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
-    from lamina.commands import context_status
+    from lamina.commands.context import context_status
 
     return context_status(progress=call.progress())
 
 
 def _list_workflows(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
-    from lamina.commands import workflow_roots
+    from lamina.commands.graph import workflow_roots
 
     reply = workflow_roots(progress=call.progress())
     return {"graph_version": reply.get("graph_version"), "workflows": reply["roots"]}
 
 
 def _show_workflow(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
-    from lamina.commands import workflow_closure
+    from lamina.commands.graph import workflow_closure
 
     return workflow_closure(arguments["id"], progress=call.progress())
 

@@ -66,7 +66,7 @@ def test_graph_list_of_an_invalid_graph_lists_its_problems(repo: Path) -> None:
 
 
 def test_the_hook_quotes_an_interpreter_path_with_spaces_and_quotes(tmp_path: Path) -> None:
-    from lamina.commands import hook_script
+    from lamina.commands.hook import hook_script
 
     folder = tmp_path / "my tools" / "it's here"
     folder.mkdir(parents=True)
@@ -82,7 +82,7 @@ def test_the_hook_quotes_an_interpreter_path_with_spaces_and_quotes(tmp_path: Pa
 
 
 def test_lamina_knows_its_own_hook_by_its_id_not_by_a_mention() -> None:
-    from lamina.commands import hook_script, is_lamina_hook
+    from lamina.commands.hook import hook_script, is_lamina_hook
 
     assert is_lamina_hook(hook_script("/usr/bin/python3"))
     legacy = (

@@ -12,10 +12,10 @@ from lamina.command_line import add_json_flag, command_group, emit
 def cache_status(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     """The status payload and the exit status (the error's when the remote is configured but refuses)."""
     from lamina.cache.remote import RemoteCache, remote_settings
-    from lamina.commands import _context
+    from lamina.commands.common import context_from_args
     from lamina.index.manifest import LAST_BUILD_FILE, read_json
 
-    ctx = _context(args, allow_lexical=True)
+    ctx = context_from_args(args, allow_lexical=True)
     last_build = read_json(ctx.build_dir / LAST_BUILD_FILE) or {}
     settings = remote_settings(ctx.config.cache)
     payload: dict[str, Any] = {

@@ -818,7 +818,7 @@ class GraphDaemon:
         """The packet of a `prepare` request, once its index is fresh. When graphd has no generation
         although the fingerprint said the index was fresh (its derived store was replaced after a schema
         change or a corruption), rebuild once from the content store (nothing is embedded again) and ask
-        again, as the full path does (lamina/commands.py)."""
+        again, as the full path does (lamina/commands/common.py)."""
         question = {
             "task": request.get("task"), "workflow": request.get("workflow"),
             "fresh": True, "identity": built["identity"],

@@ -1,6 +1,6 @@
 """`lamina work prepare` in one round trip to a running graphd: the command's fast path.
 
-The full path (lamina/commands.py → lamina/index/build.py) parses lamina.toml, runs `git status`, computes
+The full path (lamina/commands/work.py → lamina/index/build.py) parses lamina.toml, runs `git status`, computes
 the quick key and then asks graphd to build, which computes all of it again from the same files to check
 that it sees the working tree as the client does. In an edit loop that client work (~0.1 s of imports,
 git and hashing) is a third of the command. What can make graphd's view differ from the client's is the

@@ -1,0 +1,163 @@
+"""`lamina context status | rebuild | search`: inspect and repair the index."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from lamina.command_line import add_json_flag, command_group, emit
+from lamina.commands.common import context_from_args, open_context, query_current_generation
+from lamina.index.progress import build_summary
+
+
+def context_status(progress: Any = None) -> dict[str, Any]:
+    """What `lamina context status --json` prints (it builds nothing)."""
+    from lamina.index.build import is_fresh
+    from lamina.index.freshness import model_change_reason
+    from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json
+
+    ctx = open_context(allow_lexical=True, progress=progress)
+    with ctx.graphd() as client:
+        gen = client.call("gen.status", identity=ctx.identity.key)
+    local_failure = read_json(ctx.build_dir / LAST_FAILURE_FILE)
+    failures = [f for f in (gen.get("last_failure"), local_failure) if f]
+    last_failure = max(failures, key=lambda f: f.get("at", 0)) if failures else None
+    manifest = gen.get("manifest") or {}
+    fresh = bool(gen.get("generation")) and is_fresh(ctx)
+    counts = gen.get("counts") or {}
+    model_reason = model_change_reason(manifest.get("model_digest"), ctx.model_digest)
+    return {
+        "identity": {
+            "key": ctx.identity.key,
+            "branch": ctx.identity.branch,
+            "worktree": ctx.identity.worktree,
+        },
+        "generation": gen.get("generation"),
+        "restored": bool(gen.get("restored")),  # re-activated from the pointer journal after a crash
+        "fresh": fresh,
+        "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
+        "reasons": [model_reason] if model_reason and not fresh else [],
+        "pending": gen.get("pending", []),
+        "graph_version": manifest.get("graph_version"),
+        "source_revision": manifest.get("source_revision"),
+        "model": manifest.get("model") or ("none" if ctx.lexical_only else None),
+        "model_digest": manifest.get("model_digest"),
+        "installed_model_digest": ctx.model_digest,
+        "index_digest": gen.get("digest"),
+        "schema_version": manifest.get("schema_version"),
+        "workflows": counts.get("workflow", 0),
+        "source_chunks": counts.get("chunk", 0),
+        "last_failure": last_failure,
+        "last_build": (last_build := read_json(ctx.build_dir / LAST_BUILD_FILE)),
+        "embeddings": embedding_sources(last_build),
+        "store": str(ctx.ws.store_dir),
+        "data_dir": str(ctx.ws.data_dir),
+    }
+
+
+def embedding_sources(last_build: dict[str, Any] | None) -> dict[str, int] | None:
+    """How the last build's embeddings were obtained: from the local store, the remote cache, or embedded
+    now (versions; texts shared by several versions count once in `remote` and `embedded`)."""
+    if not last_build:
+        return None
+    embedded = last_build.get("chunks_embedded", 0) + last_build.get("workflows_embedded", 0)
+    remote = (last_build.get("remote_cache") or {}).get("hits", 0)
+    total = last_build.get("chunks_total", 0) + last_build.get("workflows", 0)
+    return {"local": max(0, total - embedded - remote), "remote": remote, "embedded": embedded}
+
+
+def _describe_failure(failure: dict[str, Any] | None) -> str:
+    if not failure:
+        return "none"
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(float(failure.get("at", 0))))
+    what = failure.get("code") or failure.get("state") or "failed"
+    return f"{what} at {when}: {failure.get('message') or failure.get('reason', '')}"
+
+
+def _describe_sources(sources: dict[str, int] | None) -> str:
+    if not sources:
+        return "(no build yet)"
+    return (
+        f"{sources['local']} local, {sources['remote']} from the remote cache, {sources['embedded']} embedded"
+    )
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    st = context_status()
+    lb = st["last_build"] or {}
+    lines = [
+        f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
+        f"generation:   {st['generation'] or '(none)'} — {st['state']}"
+        + (" (restored after a crash; see last failure)" if st["restored"] else "")
+        + "".join(f"\n  because     {reason}" for reason in st["reasons"]),
+        f"pending:      {', '.join(st['pending']) or 'none'}",
+        f"graph:        {st['graph_version']}",
+        f"model:        {st['model']} ({str(st['model_digest'])[:16]})",
+        f"index digest: {st['index_digest']}",
+        f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
+        f"last build:   {lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
+        f"{lb.get('chunks_embedded', 0)} embedded, {lb.get('chunks_reused', 0)} reused, {lb.get('seconds', 0)} s",
+        f"embeddings:   {_describe_sources(st['embeddings'])}",
+        f"last failure: {_describe_failure(st['last_failure'])}",
+    ]
+    emit(args, st, "\n".join(lines))
+    return 0
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    from lamina.index.build import sync
+
+    stats = sync(context_from_args(args), reset=True) or {}
+    invalidated = stats.pop("invalidated", None)
+    emit(args, {"invalidated": invalidated, "last_build": stats}, build_summary(stats))
+    return 0
+
+
+def search_sources(
+    text: str, ranker: str = "hybrid", *, quiet: bool = False, progress: Any = None
+) -> dict[str, Any]:
+    """What `lamina context search TEXT --json` prints: the index synced, then source localization only."""
+    from lamina.index.build import sync
+
+    ctx = open_context(quiet=quiet, allow_lexical=True, progress=progress)
+    sync(ctx)
+    return query_current_generation(ctx, "query.search", text=text, ranker=ranker)
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    result = search_sources(args.text, args.ranker, quiet=getattr(args, "quiet", False))
+    human = (
+        "\n".join(
+            f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
+            f"{'; '.join(s['reasons'])}"
+            for s in result["sources"]
+        )
+        or "(no sources)"
+    )
+    emit(args, result, human)
+    return 0
+
+
+def register(sub: Any, selected: str | None = None) -> None:
+    group = command_group(sub, "context", "inspect and repair the index", selected)
+    if group is not None:
+        ctx = group.add_subparsers(dest="cmd", required=True)
+        p = ctx.add_parser("status", help="generation, freshness, digests, counts, last build and failure")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_status)
+        p = ctx.add_parser("rebuild", help="invalidate this branch/worktree's generation and rebuild it now")
+        p.add_argument("--quiet", action="store_true")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_rebuild)
+        p = ctx.add_parser("search", help="source localization only, for diagnosis")
+        p.add_argument("text")
+        p.add_argument(
+            "--ranker",
+            choices=("hybrid", "lexical", "dense"),
+            default="hybrid",
+            help="rank with one ranker alone (diagnosis, evaluation); default: the packet's policy",
+        )
+        p.add_argument("--quiet", action="store_true")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_search)

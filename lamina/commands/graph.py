@@ -1,0 +1,97 @@
+"""`lamina graph check | list`: the product graph, read from its files (no graphd, no writes); and
+the roots and closures graphd holds, for `lamina mcp`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from lamina.command_line import add_json_flag, command_group, emit
+from lamina.commands.common import open_context
+
+
+def _load_graph(args: argparse.Namespace) -> tuple[dict[str, str], Any]:
+    """The product graph of this repository (the globs given, else [graph].paths): files and the validated
+    graph; raises LAMINA_GRAPH_INVALID listing every problem. Reads files only: no graphd, no writes."""
+    from lamina.config import load_config
+    from lamina.graph.load import load_graph_files, read_graph_files
+    from lamina.repo.git import locate
+
+    root = locate(Path.cwd()).root
+    globs = tuple(args.paths) if getattr(args, "paths", None) else load_config(root).graph.paths
+    files = read_graph_files(root, globs)
+    return files, load_graph_files(files)
+
+
+def cmd_graph_check(args: argparse.Namespace) -> int:
+    from lamina.graph.version import graph_version
+
+    files, graph = _load_graph(args)
+    roots = graph.roots()
+    payload: dict[str, Any] = {
+        "valid": True,
+        "files": sorted(files),
+        "graph_version": graph_version(graph),
+        "roots": len(roots),
+        "workflows": len(graph.workflows),
+    }
+    emit(
+        args,
+        payload,
+        f"valid: {len(files)} file(s), {len(graph.workflows)} workflows ({len(roots)} roots), "
+        f"GraphVersion {payload['graph_version'][:16]}",
+    )
+    return 0
+
+
+def cmd_graph_list(args: argparse.Namespace) -> int:
+    """The Workflow roots a task can select or `--workflow` can name, by id."""
+    from lamina.graph.version import graph_version
+
+    _, graph = _load_graph(args)
+    roots = sorted(graph.roots(), key=lambda w: w.id)
+    listed = [{"id": w.id, "title": w.title, "status": w.status, "aliases": list(w.aliases)} for w in roots]
+    human = "\n".join(
+        f"{w['id']}  [{w['status']}]  {w['title']}"
+        + (f"  (aliases: {', '.join(w['aliases'])})" if w["aliases"] else "")
+        for w in listed
+    )
+    emit(args, {"graph_version": graph_version(graph), "workflows": listed}, human or "(no workflows)")
+    return 0
+
+
+def workflow_roots(progress: Any = None) -> dict[str, Any]:
+    """The product graph's roots (id, title, status, aliases, sorted by id) as graphd holds them, after
+    syncing the index (a build imports the working tree's graph), with its GraphVersion."""
+    from lamina.index.build import sync
+
+    ctx = open_context(allow_lexical=True, progress=progress)
+    sync(ctx)
+    with ctx.graphd() as client:
+        return client.call("graph.roots")
+
+
+def workflow_closure(workflow: str, progress: Any = None) -> dict[str, Any]:
+    """One workflow's exact closure (the packet's `graph` section for it alone) and its obligations, as
+    graphd holds them after syncing the index; LAMINA_UNKNOWN_WORKFLOW when there is no such workflow."""
+    from lamina.index.build import sync
+
+    ctx = open_context(allow_lexical=True, progress=progress)
+    sync(ctx)
+    with ctx.graphd() as client:
+        return client.call("graph.closure", workflow=workflow)
+
+
+def register(sub: Any, selected: str | None = None) -> None:
+    group = command_group(sub, "graph", "the product graph", selected)
+    if group is not None:
+        graph = group.add_subparsers(dest="cmd", required=True)
+        p = graph.add_parser("check", help="validate graph files without writing anything")
+        p.add_argument("paths", nargs="*", help="globs (default: [graph].paths of lamina.toml)")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_graph_check)
+        p = graph.add_parser("list", help="the Workflow roots (id, status, title, aliases), by id")
+        p.add_argument("paths", nargs="*", help="globs (default: [graph].paths of lamina.toml)")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_graph_list)

@@ -1,0 +1,57 @@
+"""`lamina init`: write lamina.toml and dodo.py into the repository."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from lamina.command_line import add_json_flag, command_group, emit
+
+DODO_TEMPLATE = '''"""doit entry point for Lamina's index (written by `lamina init`): `doit list`, `doit info generation`."""
+
+from lamina.index.build import dodo_namespace
+
+globals().update(dodo_namespace(__file__))
+'''
+
+
+CONFIG_TEMPLATE = """# Lamina configuration: see docs/configuration.md
+[graph]
+paths = ["product/**/*.toml"]   # the canonical product graph (globs relative to the repository root)
+
+[index]
+include = ["**/*"]              # files to index (gitignore-like globs); .gitignore'd files never are
+exclude = []                    # on top of the built-in vendored/generated excludes
+max_file_bytes = 1000000        # larger files are skipped and counted
+
+[runtime]
+threads = 2                     # onnxruntime intra-op threads
+"""
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from lamina.repo.git import locate
+
+    root = locate(Path.cwd()).root
+    written = []
+    for name, content in (("lamina.toml", CONFIG_TEMPLATE), ("dodo.py", DODO_TEMPLATE)):
+        path = root / name
+        if path.exists() and not args.force:
+            continue
+        path.write_text(content)
+        written.append(name)
+    emit(
+        args,
+        {"root": str(root), "written": written},
+        f"initialised {root}: wrote {', '.join(written) or 'nothing (already present; --force rewrites)'}",
+    )
+    return 0
+
+
+def register(sub: Any, selected: str | None = None) -> None:
+    p = command_group(sub, "init", "write lamina.toml and dodo.py into this repository", selected)
+    if p is not None:
+        p.add_argument("--force", action="store_true", help="overwrite existing files")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_init)
