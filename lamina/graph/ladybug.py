@@ -2,7 +2,7 @@
 statement takes them from here, so the engine's name, its version and its known traps are written once.
 
 The engine is `ladybug` (PyPI; the project formerly published as `real_ladybug`). Known traps, measured
-here (docs/architecture.md, "Ladybug traps"):
+here (docs/decisions.md, "Measured decisions"):
 
 - **Arrow parameters** (`COPY T FROM $table`) fail with "module 'importlib' has no attribute 'util'"
   unless `importlib.util` has been imported: this module imports it.
@@ -115,7 +115,7 @@ def storage_format(path: Path) -> int | None:
 class StorageFailure(Exception):
     """The database handle can no longer be trusted (a failed commit or rollback). The one policy for both
     stores: graphd answers the request in flight, then exits; the next graphd reopens the database, which
-    recovers the last committed state (docs/architecture.md, "Ladybug traps")."""
+    recovers the last committed state (docs/decisions.md, "Measured decisions")."""
 
 
 @contextmanager

@@ -53,7 +53,7 @@ SCHEMA = [
     # One row per part of an uploaded row (metadata, text, vector as one Arrow IPC stream, cut into parts
     # of RECENT_PART_BYTES): a BLOB parameter round-trips exactly, which a string that looks like JSON
     # does not, and real_ladybug 0.15.3 writes a write-ahead log it cannot replay after a crash when one
-    # BLOB value passed to CREATE exceeds ~3.5 KB (docs/architecture.md, Ladybug traps).
+    # BLOB value passed to CREATE exceeds ~3.5 KB (docs/decisions.md, "Measured decisions").
     "CREATE NODE TABLE IF NOT EXISTS RecentVersion(key STRING PRIMARY KEY, id STRING, seq INT64, kind STRING, "
     "text_digest STRING, emb_key STRING, part BLOB)",
     "CREATE NODE TABLE IF NOT EXISTS Generation(id STRING PRIMARY KEY, identity STRING, state STRING, "
@@ -72,7 +72,7 @@ _HEX = re.compile(r"[0-9a-f]{16,128}")
 
 def _plain_keys(upload: pa.Table) -> bool:
     """Whether every string a RecentVersion CREATE passes as a parameter is plain (a known kind, hex
-    digests): only such strings are safe outside COPY (docs/architecture.md, Ladybug traps)."""
+    digests): only such strings are safe outside COPY (docs/decisions.md, "Measured decisions")."""
     kinds = set(upload.column("kind").to_pylist())
     digests = upload.column("text_digest").to_pylist() + [
         k for k in upload.column("emb_key").to_pylist() if k
