@@ -279,3 +279,25 @@ def test_the_stored_document_version_is_the_one_definition(store: IndexStore) ->
     assert tuple(info.column("name").to_pylist()) == VERSION_COLUMNS
     assert set(synthetic_versions(3).column_names) == set(UPLOAD_COLUMNS)
     assert set(SHARD_COLUMNS) == set(VERSION_COLUMNS) - {"emb_key"}
+
+
+def test_a_pointer_to_a_generation_the_store_lacks_is_no_index() -> None:
+    """Ranking reads through the typed reader interface; a current pointer naming a generation the store
+    does not hold is LAMINA_NO_INDEX (which makes the caller rebuild), not an AttributeError on None."""
+
+    class Lacking:
+        def current(self, identity: str) -> str | None:
+            return "g-gone"
+
+        def generation(self, gen_id: str) -> None:
+            return None
+
+        def activated_members(self, gen_id: str) -> list[str]:
+            return []
+
+        def documents(self, version_ids: object) -> pa.Table:
+            return pa.table({})
+
+    with pytest.raises(LaminaError) as err:
+        load_state(Lacking(), "g-gone", VersionCache())
+    assert err.value.code == "LAMINA_NO_INDEX"

@@ -36,6 +36,7 @@ from lamina.retrieval.localization import (
     chunk_name_terms,
     localize_all,
 )
+from lamina.retrieval.readers import IndexReader, ProductReader
 from lamina.retrieval.selection import (
     RootDoc,
     Selection,
@@ -247,9 +248,11 @@ class VersionCache:
         self._order_rows(range(len(self.ids)))
 
 
-def load_state(index: Any, generation: str, cache: VersionCache) -> GenerationState:
+def load_state(index: IndexReader, generation: str, cache: VersionCache) -> GenerationState:
     """A generation's ranking structures: fetch what the cache lacks, assemble the rest from it."""
     info = index.generation(generation)
+    if info is None:  # the pointer names a generation the store lacks: the caller rebuilds (LAMINA_NO_INDEX)
+        raise LaminaError("LAMINA_NO_INDEX", f"generation {generation} is not in the index store")
     ids = index.activated_members(generation)
     missing = cache.missing(ids)
     if missing:
@@ -276,7 +279,7 @@ def load_state(index: Any, generation: str, cache: VersionCache) -> GenerationSt
 
 
 class RetrievalService:
-    def __init__(self, product: Any, index: Any, threads: int) -> None:
+    def __init__(self, product: ProductReader, index: IndexReader, threads: int) -> None:
         self.product = product
         self.index = index
         self._states: OrderedDict[str, GenerationState] = OrderedDict()
@@ -297,7 +300,7 @@ class RetrievalService:
         self._states.clear()
         self._cache = VersionCache()
 
-    def reopened(self, product: Any, index: Any) -> None:
+    def reopened(self, product: ProductReader, index: IndexReader) -> None:
         """Use the stores graphd opened again after being dormant."""
         self.product, self.index = product, index
         self.forget_all()
