@@ -104,6 +104,34 @@ def interleaved_runs(actions: Mapping[str, Callable[[], object]], passes: int) -
     return Passes(wall, cpu)
 
 
+def interleaved_slots(actions: Mapping[str, Callable[[int], object]], slots: int, passes: int) -> Passes:
+    """Each pass walks the slots (slices of the work, numbered 0..slots-1) and runs every action on a slot
+    before moving on: A(0) B(0) A(1) B(1) … Short, adjacent runs see nearly the same machine, so ratios
+    taken pair by pair (paired_speedup) resist bursts of load far better than ratios of pass totals.
+    Samples are per slot, pass-major (pass p, slot s at index p * slots + s)."""
+    wall: dict[str, list[float]] = {name: [] for name in actions}
+    cpu: dict[str, list[float]] = {name: [] for name in actions}
+    for _ in range(passes):
+        for slot in range(slots):
+            for name, action in actions.items():
+                started, started_cpu = time.perf_counter(), time.process_time()
+                action(slot)
+                wall[name].append(time.perf_counter() - started)
+                cpu[name].append(time.process_time() - started_cpu)
+    return Passes(wall, cpu)
+
+
+def paired_speedup(first: list[float], second: list[float]) -> float:
+    """How many times faster `first` ran than `second`: the median over pairs of second_i / first_i, where
+    pair i ran back to back (interleaved_slots)."""
+    return statistics.median(b / a for a, b in zip(first, second, strict=True) if a > 0)
+
+
+def pass_totals(samples: list[float], slots: int) -> list[float]:
+    """Per-slot samples (pass-major) summed into one total per pass."""
+    return [sum(samples[start : start + slots]) for start in range(0, len(samples), slots)]
+
+
 def figure(
     name: str, value: float, unit: str, baseline: float | None = None, target: str = ""
 ) -> dict[str, Any]:

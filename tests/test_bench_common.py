@@ -12,8 +12,11 @@ from bench.common import (
     LoadAverage,
     figure,
     interleaved_runs,
+    interleaved_slots,
     is_absolute,
     judge,
+    paired_speedup,
+    pass_totals,
     print_report,
     quiet_enough,
 )
@@ -86,3 +89,21 @@ def test_interleaved_runs_alternate_the_actions() -> None:
 def test_every_performance_bench_prints_the_load_and_judges_its_figures(bench: str) -> None:
     source = (Path(ROOT) / "bench" / bench).read_text(encoding="utf-8")
     assert "start_bench(" in source and "print_report(" in source and "load_at_start)" in source
+
+
+def test_interleaved_slots_run_every_action_on_a_slot_before_the_next() -> None:
+    order: list[str] = []
+    passes = interleaved_slots(
+        {"a": lambda s: order.append(f"a{s}"), "b": lambda s: order.append(f"b{s}")}, 2, 2
+    )
+    assert order == ["a0", "b0", "a1", "b1", "a0", "b0", "a1", "b1"]
+    assert len(passes.wall["a"]) == 4 and len(passes.cpu["b"]) == 4
+
+
+def test_paired_speedup_is_the_median_of_back_to_back_ratios() -> None:
+    # A burst of load on one pair (the third) moves a ratio of totals but not the median of the pairs.
+    first = [1.0, 1.0, 9.0, 1.0, 1.0]
+    second = [1.2, 1.2, 1.2, 1.2, 1.2]
+    assert paired_speedup(first, second) == pytest.approx(1.2)
+    assert sum(second) / sum(first) < 0.5
+    assert pass_totals([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3) == [6.0, 15.0]
