@@ -6,7 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lamina.cli import add_json_flag, command_group, emit
+try:  # main moved the CLI's shared pieces to lamina/command_line.py (issue 19); this branch predates it
+    from lamina.command_line import add_json_flag, command_group, emit  # type: ignore[import-not-found]
+except ImportError:
+    from lamina.cli import add_json_flag, command_group, emit
 
 
 def cache_status(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
