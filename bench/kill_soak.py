@@ -54,6 +54,7 @@ class SoakResult:
     reopen_failures: int = 0  # strict write-ahead log replays that failed (then replayed leniently)
     stores_replaced: int = 0
     restored: int = 0  # generations re-activated from the pointer journal
+    repaired: int = 0  # current generations whose lost member versions graphd stored again
     generations_lost: int = 0
     wrong_packets: int = 0
     wrong_digests: int = 0
@@ -73,6 +74,7 @@ class SoakResult:
             "reopen_failures": self.reopen_failures,
             "stores_replaced": self.stores_replaced,
             "restored": self.restored,
+            "repaired": self.repaired,
             "generations_lost": self.generations_lost,
             "wrong_packets": self.wrong_packets,
             "wrong_digests": self.wrong_digests,
@@ -299,6 +301,7 @@ class Soak:
             "replacing the product store"
         )
         result.restored += log.count("restored g-")
+        result.repaired += log.count("member versions; storing them again")
         for t in self.trees:
             gen, digest = after[t]
             allowed = {before[t]} | ({acknowledged} if t == tree and acknowledged else set())
