@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from lamina.chunking import chunk_file
 from lamina.errors import ERROR_CODES
 from tests.conftest import run_lamina
 from tests.helpers import EXAMPLE_GRAPH, git, make_repo
@@ -73,7 +74,8 @@ def test_cold_build_then_noop(repo: Path) -> None:
     assert st["source_chunks"] == st["last_build"]["chunks_total"] > 0
     assert st["workflows"] == 1
     # only code chunks are embedded (roles.EMBEDDED_ROLES): lamina.toml's chunk (config) is BM25-only
-    assert 0 < st["last_build"]["chunks_embedded"] == st["last_build"]["chunks_total"] - 1
+    config_chunks = len(chunk_file("lamina.toml", CONFIG.encode()))
+    assert 0 < st["last_build"]["chunks_embedded"] == st["last_build"]["chunks_total"] - config_chunks
     again = prepare(repo)
     assert again["index"]["generation"] == packet["index"]["generation"]
     check = run_lamina("work", "prepare", "x", "--check", cwd=repo)

@@ -34,11 +34,13 @@ from lamina.constants import (
 )
 from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
+from lamina.retrieval.fusion import top_k
 from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
 MAX_REASON_TERMS = 6
 SOURCE_ROLE = "code"
 RELATED_ROLES = ("test", "docs")
+RELATED_DEPTH = 100  # best BM25 test and docs chunks searched for related entries
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,8 @@ class _Layout:
     files: tuple[str, ...]
     file_of: np.ndarray  # int64 per chunk
     role_of: tuple[str, ...]  # per file
+    chunk_roles: tuple[str, ...]  # per chunk
+    related: np.ndarray  # bool per chunk: a test or docs chunk (a `related` candidate)
     code: np.ndarray  # bool per chunk: a source candidate
     name_terms: Mapping[str, np.ndarray]  # term of a symbol's or path's whole identifiers -> chunk indices
 
@@ -112,7 +116,13 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
         for t in terms:
             postings.setdefault(t, []).append(i)
     return _Layout(
-        files, file_of, tuple(role_of), code, {t: np.asarray(v, np.int64) for t, v in postings.items()}
+        files,
+        file_of,
+        tuple(role_of),
+        tuple(roles),
+        np.fromiter((r in RELATED_ROLES for r in roles), bool, len(corpus)),
+        code,
+        {t: np.asarray(v, np.int64) for t, v in postings.items()},
     )
 
 
@@ -428,15 +438,12 @@ def _related(
     symbol (last name part) or module (file stem) its text names; untied ones only when nothing ties."""
     if lexical is None or not sources:
         return []
-    roles = [layout.role_of[f] for f in layout.file_of.tolist()] if corpus.roles else []
-    if not roles:
+    if not corpus.roles:
         return []
-    ranked = np.argsort(-lexical, kind="stable")[:400].tolist()
+    roles = layout.chunk_roles
+    ranked = [i for i, _ in top_k(np.where(layout.related, lexical, 0.0), RELATED_DEPTH, min_score=0.0)]
     # tests first (what the change must prove), then docs; each by lexical rank
-    candidates = sorted(
-        (i for i in ranked if lexical[i] > 0 and roles[i] in RELATED_ROLES),
-        key=lambda i: RELATED_ROLES.index(roles[i]),
-    )
+    candidates = sorted(ranked, key=lambda i: RELATED_ROLES.index(roles[i]))
     keys = []
     for s in sources:
         sym = str(s["symbol"])
@@ -445,18 +452,13 @@ def _related(
         keys.append((s, _whole_term(short), _whole_term(stem)))
     out: list[dict[str, Any]] = []
     seen_files: set[str] = set()
+    among = np.asarray(candidates, dtype=np.int64)
+    holding = {n: _docs_with(corpus.bm25, n, among) for _, *names in keys for n in names if n and len(n) > 2}
     for i in candidates:
         path = corpus.paths[i]
         if path in seen_files:
             continue
-        tie = next(
-            (
-                s
-                for s, *names in keys
-                if any(n and len(n) > 2 and _has_term(corpus.bm25, i, n) for n in names)
-            ),
-            None,
-        )
+        tie = next((s for s, *names in keys if any(i in holding.get(n, ()) for n in names)), None)
         if tie is None:
             continue
         seen_files.add(path)
@@ -484,11 +486,11 @@ def _whole_term(name: str) -> str:
     return terms[-1] if terms else ""
 
 
-def _has_term(index: BM25Index, doc: int, term: str) -> bool:
+def _docs_with(index: BM25Index, term: str, among: np.ndarray) -> set[int]:
+    """The documents of `among` in which `term` occurs."""
     column = index.vocabulary.get(term)
-    if column is None:
-        return False
+    if column is None or among.size == 0:
+        return set()
     m = index.weights
     rows = m.indices[m.indptr[column] : m.indptr[column + 1]]
-    at = int(np.searchsorted(rows, doc))
-    return at < len(rows) and int(rows[at]) == doc
+    return set(np.intersect1d(rows, among).tolist())
