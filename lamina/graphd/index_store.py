@@ -50,8 +50,8 @@ SCHEMA = [
     # tables above; a version id is in DocVersion or here, never both.
     # One row per part of an uploaded row (metadata, text, vector as one Arrow IPC stream, cut into parts
     # of RECENT_PART_BYTES): a BLOB parameter round-trips exactly, which a string that looks like JSON
-    # does not, and real_ladybug 0.15.3 writes a write-ahead log it cannot replay after a crash when one
-    # BLOB value passed to CREATE exceeds ~3.5 KB (docs/architecture.md, Ladybug traps).
+    # does not, and real_ladybug 0.15.3 wrote a write-ahead log it could not replay after a crash when one
+    # BLOB value passed to CREATE exceeded ~3.5 KB (0.22.0 replays it; docs/architecture.md).
     "CREATE NODE TABLE IF NOT EXISTS RecentVersion(key STRING PRIMARY KEY, id STRING, seq INT64, kind STRING, "
     "text_digest STRING, emb_key STRING, part BLOB)",
     "CREATE NODE TABLE IF NOT EXISTS Generation(id STRING PRIMARY KEY, identity STRING, state STRING, "
