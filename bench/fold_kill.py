@@ -3,7 +3,7 @@ into the main tables, then CHECKPOINT. After each kill the store is reopened str
 generation's members are checked. With the fold as one transaction (COPY Text, Embedding, DocVersion and
 DELETE RecentVersion), ladybug 0.22.0 sometimes replayed the DELETE without the COPYs: every RecentVersion
 member gone (2026-12-03: 1 of 29 and 7 of 31 kills that landed in the fold). With the fold as two
-transactions (lamina/graphd/index_store.py, now): 0 of 56. Run: `PYTHONPATH=. python bench/fold_kill.py
+transactions (lamina/graphd/index_store.py, now): 0 of 74 (240 runs). Run: `PYTHONPATH=. python bench/fold_kill.py
 --runs 60`.
 """
 

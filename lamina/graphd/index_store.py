@@ -290,7 +290,7 @@ class IndexStore:
 
         Two transactions, never one: a SIGKILL during a transaction that COPYs into the main tables and
         DELETEs RecentVersion sometimes left, on ladybug 0.22.0, the DELETE replayed without the COPYs
-        (bench/fold_kill.py: 7 of 31 kills in the fold; split: 0 of 56). A kill between the two leaves a
+        (bench/fold_kill.py: 7 of 31 kills in the fold; split: 0 of 74). A kill between the two leaves a
         version in both tables: reads take it once, and the next fold copies only what DocVersion lacks."""
         recent = self._recent_rows(self._rows("MATCH (r:RecentVersion) RETURN r.id, r.seq, r.part"))
         if recent is None:
