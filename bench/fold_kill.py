@@ -1,10 +1,10 @@
 """SIGKILL during graphd's idle work on a bare index store: garbage collection, the fold of RecentVersion
-into the main tables (COPY Text, Embedding, DocVersion and DELETE RecentVersion in one transaction), then
-CHECKPOINT. After each kill the store is reopened strictly and the current generation's members are
-checked. On ladybug 0.22.0 a kill during the fold transaction sometimes leaves the DELETE without the
-COPYs: every RecentVersion member is gone (2 of ~86 kills, 2026-12-03). graphd repairs that at start from
-the content store (lamina/graphd/server.py, restore_journalled). Run:
-`PYTHONPATH=. python bench/fold_kill.py --runs 60`.
+into the main tables, then CHECKPOINT. After each kill the store is reopened strictly and the current
+generation's members are checked. With the fold as one transaction (COPY Text, Embedding, DocVersion and
+DELETE RecentVersion), ladybug 0.22.0 sometimes replayed the DELETE without the COPYs: every RecentVersion
+member gone (2026-12-03: 1 of 29 and 7 of 31 kills that landed in the fold). With the fold as two
+transactions (lamina/graphd/index_store.py, now): 0 of 74 (240 runs). Run: `PYTHONPATH=. python bench/fold_kill.py
+--runs 60`.
 """
 
 from __future__ import annotations

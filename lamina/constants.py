@@ -85,9 +85,9 @@ INDEX_CHECKPOINT_THRESHOLD_BYTES = 256 * 1024 * 1024
 # parameter commits in ~1.5 ms, where every COPY costs 10-35 ms whatever its size, and a COPY into the
 # 17,000-row BLOB table took ~0.4 s on every second or third commit.
 RECENT_VERSIONS_MAX_ROWS = 64
-RECENT_PART_BYTES = (
-    3000  # see RecentVersion in lamina/graphd/index_store.py: larger BLOB values break crash recovery
-)
+# RecentVersion parts: larger BLOB values broke crash recovery on real_ladybug 0.15.3; ladybug 0.22.0
+# replays them (bench/wal_records.py), and the parts are kept because they cost nothing measurable.
+RECENT_PART_BYTES = 3000
 
 # --- Ranking -------------------------------------------------------------------------------------
 RRF_K = 60  # reciprocal-rank fusion: score = sum 1 / (RRF_K + rank)

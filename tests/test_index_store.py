@@ -58,6 +58,29 @@ def test_small_uploads_wait_in_recent_versions_and_fold_without_changing_documen
     assert store.put_versions(synthetic_versions(5, seed=3, prefix="small")) == 0  # already stored
 
 
+def test_a_fold_killed_between_its_two_commits_reads_the_same_and_completes(tmp_path: Path) -> None:
+    """The fold copies, commits, then deletes (bench/fold_kill.py: one transaction doing both lost the
+    copies under SIGKILL). Killed in between, a version is in both tables: read once, folded once."""
+    db = lb.Database(str(tmp_path / "index.lbug"))
+    writer = IndexStore(lb.Connection(db))
+    small = synthetic_versions(5, seed=3, prefix="small")
+    writer.put_versions(small)
+    ids = small.column("id").to_pylist()
+    _activate(writer, "g1", "main", ids)
+    before = writer.documents(ids).sort_by("id")
+    recent = writer._recent_rows(writer._rows("MATCH (r:RecentVersion) RETURN r.id, r.seq, r.part"))
+    assert recent is not None
+    with writer.transaction():  # the first commit of a fold, and no second one
+        writer._copy_into_main(recent)
+    reader = IndexStore(lb.Connection(db))  # a restarted graphd: nothing in memory
+    assert _count(reader, "RecentVersion") == 5 and _count(reader, "DocVersion") == 5
+    assert reader.documents(ids).sort_by("id").equals(before)
+    assert reader.missing_versions(ids) == []
+    assert reader.fold_recent_versions() == 0  # nothing left to copy; the recent rows go
+    assert _count(reader, "RecentVersion") == 0 and _count(reader, "DocVersion") == 5
+    assert reader.documents(ids).sort_by("id").equals(before)
+
+
 def test_just_uploaded_versions_read_the_same_from_memory_as_from_the_database(tmp_path: Path) -> None:
     """documents() answers a small build's new versions from memory (the ranking state reads them right
     after the build); a second store on the same database has no memory and reads them from Ladybug."""
