@@ -493,4 +493,5 @@ def _docs_with(index: BM25Index, term: str, among: np.ndarray) -> set[int]:
         return set()
     m = index.weights
     rows = m.indices[m.indptr[column] : m.indptr[column + 1]]
-    return set(np.intersect1d(rows, among).tolist())
+    at = np.minimum(np.searchsorted(rows, among), max(0, rows.size - 1))  # postings are sorted by row
+    return set(among[(rows.size > 0) & (rows[at] == among)].tolist()) if rows.size else set()
