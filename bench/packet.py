@@ -106,7 +106,7 @@ def main() -> None:
                 assert proc.returncode == 0 and json.loads(proc.stdout)["packet_version"] == 5
             interp = statistics.median([_timed([sys.executable, "-c", "pass"]) for _ in range(10)])
             from lamina.graphd.client import connect
-            from lamina.index.build import context_for
+            from lamina.index.session import context_for
 
             ctx = context_for(repo)
             server, ping = [], []

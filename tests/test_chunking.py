@@ -565,9 +565,9 @@ def test_the_chunks_step_remembers_file_rows_only_for_the_store_that_holds_their
     import shutil
 
     from lamina.index import worker
-    from lamina.index.build import context_for
     from lamina.index.cas import ContentStore
     from lamina.index.memory import BuildMemory
+    from lamina.index.session import context_for
     from tests.helpers import make_repo
 
     repo = make_repo(tmp_path / "repo", {
@@ -610,9 +610,9 @@ def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
     import numpy as np
 
     from lamina.index import worker
-    from lamina.index.build import context_for
     from lamina.index.cas import ContentStore
     from lamina.index.memory import BuildMemory
+    from lamina.index.session import context_for
     from tests.helpers import make_repo
 
     repo = make_repo(tmp_path / "repo", {

@@ -22,7 +22,7 @@ def open_context(
     *, require_cached: bool = False, quiet: bool = False, allow_lexical: bool = False, progress: Any = None
 ) -> Any:
     """The build context of the repository the command runs in (the working directory)."""
-    from lamina.index.build import context_for
+    from lamina.index.session import context_for
 
     return context_for(
         Path.cwd(), require_cached=require_cached, quiet=quiet, allow_lexical=allow_lexical, progress=progress

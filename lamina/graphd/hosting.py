@@ -140,7 +140,7 @@ class BuildHost:
             stop_watching()
 
     def _context(self, worktree: str, progress: Progress, **options: Any) -> BuildContext:
-        from lamina.index.build import context_for
+        from lamina.index.session import context_for
 
         ctx = context_for(Path(worktree), progress=progress, hosted=True, memory=self.memory, **options)
         if ctx.ws.data_dir != self.data_dir:

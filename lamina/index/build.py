@@ -22,9 +22,9 @@ from lamina.errors import LaminaError
 from lamina.index.context import BuildContext
 from lamina.index.freshness import FINGERPRINT_FILE
 from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json, write_json_atomic
-from lamina.index.session import context_for, hold_lock, release_lock
+from lamina.index.session import hold_lock, release_lock
 
-__all__ = ["context_for", "dodo_namespace", "ensure_fresh", "is_fresh", "quick_fresh", "sync"]
+__all__ = ["dodo_namespace", "ensure_fresh", "is_fresh", "quick_fresh", "sync"]
 
 # Lamina's own doit rules: the `rules` package installed beside `lamina` (docs/architecture.md).
 RULES_INIT = Path(__file__).resolve().parents[2] / "rules" / "__init__.py"
