@@ -106,16 +106,23 @@ def interleaved_runs(actions: Mapping[str, Callable[[], object]], passes: int) -
 
 def interleaved_slots(actions: Mapping[str, Callable[[int], object]], slots: int, passes: int) -> Passes:
     """Each pass walks the slots (slices of the work, numbered 0..slots-1) and runs every action on a slot
-    before moving on: A(0) B(0) A(1) B(1) … Short, adjacent runs see nearly the same machine, so ratios
-    taken pair by pair (paired_speedup) resist bursts of load far better than ratios of pass totals.
-    Samples are per slot, pass-major (pass p, slot s at index p * slots + s)."""
-    wall: dict[str, list[float]] = {name: [] for name in actions}
-    cpu: dict[str, list[float]] = {name: [] for name in actions}
-    for _ in range(passes):
+    before moving on. Short, adjacent runs see nearly the same machine, so ratios taken pair by pair
+    (paired_speedup) resist bursts of load far better than ratios of pass totals.
+
+    The order of the actions rotates from one slot to the next (A B C, then B C A, then C A B, …): with a
+    fixed order, the action that runs right after another model's action pays the switch (caches, the
+    allocator) every time and the one after it never does — in bench/embed.py the Embedder always followed
+    the FP32 model and the bare loop always followed the Embedder (issue 17). Samples are per slot,
+    pass-major (pass p, slot s at index p * slots + s), whatever the order they ran in."""
+    names = list(actions)
+    wall: dict[str, list[float]] = {name: [] for name in names}
+    cpu: dict[str, list[float]] = {name: [] for name in names}
+    for pass_index in range(passes):
         for slot in range(slots):
-            for name, action in actions.items():
+            shift = (pass_index * slots + slot) % len(names)
+            for name in names[shift:] + names[:shift]:
                 started, started_cpu = time.perf_counter(), time.process_time()
-                action(slot)
+                actions[name](slot)
                 wall[name].append(time.perf_counter() - started)
                 cpu[name].append(time.process_time() - started_cpu)
     return Passes(wall, cpu)

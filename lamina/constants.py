@@ -191,6 +191,9 @@ EXPORT_FORBIDDEN_OPS = ("IsNaN", "Where")
 # stays; reduce_range=False gains ~0.002 median cosine (0.9937 vs 0.9919) at the same speed on a VNNI CPU,
 # but the asset is one portable file and a CPU without VNNI runs u8s8 through an int16 step that full 8-bit
 # weights can saturate, so the safe 7-bit weights (reduce_range=True) stay.
+# Checked on a CPU without VNNI (AMD EPYC family 23, AVX2 only; 128 chunks, 2026-12-04, docs/runtime.md):
+# reduce_range=False drops the min cosine to FP32 from 0.987 to 0.982 (the saturation, measured), at the
+# same speed; QUInt8 weights agree a little better there (0.994 / 0.989) but are the slowest on VNNI CPUs.
 QUANT_CHOICE_REASON = (
     "per_channel: per-tensor weights drop cosine to FP32 to median 0.923; reduce_range kept (7-bit weights): "
     "full-range weights gain only ~0.002 median cosine on a VNNI CPU and can saturate the int16 step of "

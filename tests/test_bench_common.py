@@ -91,12 +91,12 @@ def test_every_performance_bench_prints_the_load_and_judges_its_figures(bench: s
     assert "start_bench(" in source and "print_report(" in source and "load_at_start)" in source
 
 
-def test_interleaved_slots_run_every_action_on_a_slot_before_the_next() -> None:
+def test_interleaved_slots_run_every_action_on_a_slot_before_the_next_in_rotating_order() -> None:
     order: list[str] = []
-    passes = interleaved_slots(
-        {"a": lambda s: order.append(f"a{s}"), "b": lambda s: order.append(f"b{s}")}, 2, 2
-    )
-    assert order == ["a0", "b0", "a1", "b1", "a0", "b0", "a1", "b1"]
+    actions = {name: (lambda s, name=name: order.append(f"{name}{s}")) for name in "abc"}
+    passes = interleaved_slots(actions, 2, 2)
+    # every action runs on slot s before any runs on s + 1, and each action leads in turn
+    assert order == ["a0", "b0", "c0", "b1", "c1", "a1", "c0", "a0", "b0", "a1", "b1", "c1"]
     assert len(passes.wall["a"]) == 4 and len(passes.cpu["b"]) == 4
 
 
