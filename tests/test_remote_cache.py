@@ -517,6 +517,9 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
         assert st["embeddings"]["embedded"] == 0 and st["embeddings"]["remote"] == written["uploaded"]
         assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
         assert "fetching from remote cache" in stderr
+        assert written["packs_uploaded"] == 1 and len(before) == 2  # one pack and its index
+        cache = st["remote_cache"]
+        assert cache["pack_hits"] == cache["hits"] and (cache["packs_fetched"], cache["misses"]) == (1, 0)
         assert rclone.files() == before  # read mode wrote nothing
         status = run_lamina("cache", "status", "--json", cwd=clone, env={"LAMINA_CACHE_MODE": "read"})
         assert status.returncode == 0, status.stdout + status.stderr
@@ -527,7 +530,7 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
         (clone / "src" / "refunds.py").write_text(_module("refund", 4))
         _, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read-write"})
         assert "graphd runs with another remote cache environment" in stderr
-        assert last_build(clone)["remote_cache"]["uploaded"] == 1 and len(rclone.files()) == len(before) + 1
+        assert last_build(clone)["remote_cache"]["uploaded"] == 1 and len(rclone.files()) == len(before) + 2
     finally:
         run_lamina("graphd", "stop", cwd=clone)
 
@@ -537,9 +540,11 @@ def test_corrupt_records_are_embedded_again_with_an_identical_packet(
     origin: Path, rclone: Server, tmp_path: Path
 ) -> None:
     reference, _ = prepare(origin)
+    _as_records(rclone)  # the cache as a writer before packs left it: one object per record
     assert rclone.data_dir is not None
     records = sorted((rclone.data_dir / BUCKET / "team").rglob("*"))
     records = [p for p in records if p.is_file()]
+    assert all("/lamina/v1/emb/" in str(p) for p in records)
     body = bytearray(records[0].read_bytes())
     body[-7] ^= 0x40
     records[0].write_bytes(bytes(body))
@@ -556,6 +561,84 @@ def test_corrupt_records_are_embedded_again_with_an_identical_packet(
         assert st["remote_cache"]["rejected_reasons"] == {"digest": 1, "truncated": 1, "model": 1}
         assert st["chunks_embedded"] + st["workflows_embedded"] == 3
         assert "3 rejected" in stderr and _same_packet(packet, reference)
+    finally:
+        run_lamina("graphd", "stop", cwd=clone)
+
+
+def _as_records(server: Server) -> None:
+    """Rewrite the packs behind rclone's bucket as one object per record (the layout writers used before
+    packs: the same record bytes), and remove the packs and their indexes."""
+    assert server.data_dir is not None
+    root = server.data_dir / BUCKET / "team"
+    for index_file in sorted((root / "lamina/v1/packidx").rglob("*")):
+        if not index_file.is_file():
+            continue
+        model, digest = index_file.parent.name, index_file.name
+        index = decode_pack_index(index_file.read_bytes(), model, digest, REMOTE_CACHE_MAX_RECORD_BYTES)
+        body = (root / pack_path(digest)).read_bytes()
+        for key, offset, length in zip(index.keys, index.offsets, index.lengths, strict=True):
+            target = root / record_path(key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body[offset : offset + length])
+        (root / pack_path(digest)).unlink()
+        index_file.unlink()
+    server.restart()
+
+
+@pytest.mark.slow
+def test_a_corrupt_pack_is_refused_and_the_packet_is_identical(
+    origin: Path, rclone: Server, tmp_path: Path
+) -> None:
+    reference, _ = prepare(origin)
+    built = last_build(origin)
+    (pack,) = _packs(rclone).values()
+    good = pack.read_bytes()
+    for name, bad, reason in (
+        ("flipped", good[:100] + bytes([good[100] ^ 0x08]) + good[101:], "pack_digest"),
+        ("truncated", good[: len(good) // 2], "pack_truncated"),
+    ):
+        pack.write_bytes(bad)
+        rclone.restart()
+        clone = _clone(origin, tmp_path / name)
+        try:
+            packet, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read"})
+            st = last_build(clone)
+            cache = st["remote_cache"]
+            assert cache["pack_rejected_reasons"] == {reason: 1} and cache["packs_rejected"] == 1
+            assert cache["hits"] == 0 and cache["misses"] == cache["requested"] > 0  # asked again as records
+            assert st["chunks_embedded"] + st["workflows_embedded"] == cache["requested"]
+            assert "refused" in stderr and "Traceback" not in stderr
+            assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
+        finally:
+            run_lamina("graphd", "stop", cwd=clone)
+
+
+@pytest.mark.slow
+def test_an_older_writers_records_and_a_newer_writers_pack_together(
+    origin: Path, rclone: Server, tmp_path: Path
+) -> None:
+    """A mixed cache: CI's first build left records one object each (before packs), its next build, after
+    an edit, a pack of what changed; a teammate's fresh clone gets everything from the two, embeds nothing."""
+    prepare(origin)
+    _as_records(rclone)
+    records = len(rclone.files())
+    (origin / "src" / "shipping.py").write_text(_module("shipping", 3))
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "shipping")
+    reference, _ = prepare(origin)
+    written = last_build(origin)["remote_cache"]
+    assert written["packs_uploaded"] == 1 and written["uploaded"] >= 3
+    assert len(rclone.files()) == records + 2 and len(_packs(rclone)) == 1
+    clone = _clone(origin, tmp_path / "teammate")
+    try:
+        packet, _ = prepare(clone, "--require-cached", env={"LAMINA_CACHE_MODE": "read"})
+        st = last_build(clone)
+        cache = st["remote_cache"]
+        assert st["chunks_embedded"] + st["workflows_embedded"] == 0
+        assert cache["pack_hits"] == written["uploaded"] and cache["hits"] == cache["requested"] == (
+            written["uploaded"] + records
+        )
+        assert _same_packet(packet, reference)
     finally:
         run_lamina("graphd", "stop", cwd=clone)
 
