@@ -199,6 +199,7 @@ class RemoteCache:
         self._lock = threading.Lock()
         self._pending: list[tuple[str, bytes]] = []  # (key, record) buffered for the next pack
         self._pending_model = ""
+        self._packed: set[str] = set()  # keys buffered or packed by this build (each packed once)
         self._no_ranges = False  # the server answered a ranged read with the whole object: read packs whole
 
     # --- accounting (called from worker threads) -----------------------------------------------------
@@ -592,9 +593,10 @@ class RemoteCache:
         if self._pending and self._pending_model != model_digest:
             self.flush()
         self._pending_model = model_digest
-        self._pending.extend(
-            (k, encode_record(k, model_digest, v)) for k, v in zip(keys, vectors, strict=True)
-        )
+        for key, vector in zip(keys, vectors, strict=True):
+            if key not in self._packed:  # a text in two shards can be embedded twice in one build
+                self._packed.add(key)
+                self._pending.append((key, encode_record(key, model_digest, vector)))
         while len(self._pending) >= REMOTE_CACHE_PACK_RECORDS:
             full, self._pending = (
                 self._pending[:REMOTE_CACHE_PACK_RECORDS],
