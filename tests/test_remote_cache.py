@@ -526,6 +526,8 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
         info = json.loads(status.stdout)
         assert info["reachable"] is True and info["mode"] == "read"
         assert info["last_build"]["hits"] == written["uploaded"] and info["last_build"]["rejected"] == 0
+        human = run_lamina("cache", "status", cwd=clone, env={"LAMINA_CACHE_MODE": "read"}).stdout
+        assert f"packs: {written['uploaded']} hits from 1 pack(s) listed in 1 index(es), 0 pack(s)" in human
         # graphd (started in read mode) must not host a read-write build: it would not write back.
         (clone / "src" / "refunds.py").write_text(_module("refund", 4))
         _, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read-write"})
