@@ -25,6 +25,7 @@ from lamina.cache.record import (
     INDEX_ENTRY,
     decode_pack_index,
     decode_record,
+    decode_records,
     encode_pack,
     encode_record,
     pack_index_path,
@@ -318,6 +319,22 @@ def test_a_pack_and_its_index_check_themselves() -> None:
     assert reason(_reindexed(pack.index, shift=len(pack.body))) == "index_bounds"
 
 
+def test_many_records_are_checked_as_one_would_be() -> None:
+    keys, vecs = _vectors(6, seed=2)
+    bodies = [encode_record(k, MODEL, v) for k, v in zip(keys, vecs, strict=True)]
+    head, payload = bodies[1].split(b"\n", 1)
+    bodies[1] = json.dumps(json.loads(head), indent=1).replace("\n", "").encode() + b"\n" + payload  # valid
+    bodies[2] = encode_record(keys[2], MODEL, np.full(8, np.inf, dtype=np.float32))
+    bodies[3] = bodies[3][:-1] + bytes([bodies[3][-1] ^ 0x01])
+    bodies[4] = encode_record(keys[4], "o" * 64, vecs[4])
+    found, refused = decode_records(bodies, keys, MODEL, 8)
+    assert refused == {keys[2]: "not_finite", keys[3]: "digest", keys[4]: "model"}
+    assert sorted(found) == sorted([keys[0], keys[1], keys[5]])
+    assert all(np.array_equal(found[k], vecs[i]) for i, k in enumerate(keys) if k in found)
+    for body, key in zip(bodies, keys, strict=True):  # the same verdicts one record at a time
+        assert decode_record(body, key, MODEL, 8).reason == refused.get(key, "")
+
+
 def _reindexed(index: bytes, shift: int = 0, roll: int = 0) -> bytes:
     """The same index with every offset moved by `shift` bytes or `roll` entries, and a digest that
     matches the new entries: an index that checks itself but points at the wrong bytes."""
@@ -437,13 +454,33 @@ def test_a_mixed_cache_and_byte_ranges_of_a_mostly_stale_pack(rclone: Server, mo
             assert few.counts.bytes_fetched > pack_bytes
 
 
-def test_pack_writes_are_write_if_absent(moto: Server) -> None:
+def test_pack_writes_are_write_if_absent_and_two_writers_at_once(moto: Server, rclone: Server) -> None:
     keys, vecs = _vectors(50, seed=6)
     RemoteCache(moto.settings()).upload_packs(keys, vecs, MODEL)
     again = RemoteCache(moto.settings())
     again.upload_packs(keys, vecs, MODEL)  # the same records: the same pack, by its digest
     c = again.counts
     assert (c.uploaded, c.already_present, c.upload_errors, c.packs_uploaded) == (0, 50, 0, 0)
+    more_keys, more_vecs = _vectors(300, seed=8)
+    for server in (moto, rclone):  # two CI runners packing the same records at the same moment
+        writers = [RemoteCache(server.settings()) for _ in range(2)]
+        barrier = threading.Barrier(2)
+
+        def write(cache: RemoteCache, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            cache.upload_packs(more_keys, more_vecs, MODEL)
+
+        threads = [threading.Thread(target=write, args=(w,)) for w in writers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(w.counts.upload_errors == 0 for w in writers)
+        assert all(w.counts.uploaded + w.counts.already_present == 300 for w in writers)
+        reader = RemoteCache(server.settings(mode="read"))
+        found = reader.fetch(more_keys, MODEL, 8)
+        assert len(found) == 300 and reader.counts.pack_hits == 300 and reader.counts.rejected == 0
+        assert reader.counts.packs_rejected == reader.counts.pack_records_rejected == 0
 
 
 # --- whole builds through the CLI (the real model, real graphd) --------------------------------------

@@ -127,6 +127,45 @@ def decode_record(body: bytes, key: str, model_digest: str, dim: int | None = No
     return Decoded(vector)
 
 
+def decode_records(
+    bodies: list[bytes], keys: list[str], model_digest: str, dim: int | None
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """decode_record for many records (a pack's): (vectors by key, reasons by refused key). Each record is
+    checked exactly as decode_record checks it; the payloads of those whose header is exactly what
+    encode_record writes become vectors in one array, with one finiteness check per row."""
+    found: dict[str, np.ndarray] = {}
+    refused: dict[str, str] = {}
+    fast_keys: list[str] = []
+    payloads: list[bytes] = []
+    for body, key in zip(bodies, keys, strict=True):
+        end = body.find(b"\n", 0, HEADER_MAX_BYTES)
+        payload = body[end + 1 :]
+        if (
+            dim is not None
+            and end >= 0
+            and len(payload) == 4 * dim
+            and body[:end] == _header(blake3.blake3(payload).hexdigest(), dim, key, model_digest)
+        ):
+            fast_keys.append(key)
+            payloads.append(payload)
+            continue
+        decoded = decode_record(body, key, model_digest, dim)
+        if decoded.vector is None:
+            refused[key] = decoded.reason
+        else:
+            found[key] = decoded.vector
+    if payloads:
+        assert dim is not None
+        rows = np.frombuffer(b"".join(payloads), dtype=DTYPE).astype(np.float32).reshape(len(payloads), dim)
+        finite = np.asarray(np.isfinite(rows).all(axis=1), dtype=bool).tolist()
+        for i, (key, ok) in enumerate(zip(fast_keys, finite, strict=True)):
+            if ok:
+                found[key] = rows[i]
+            else:
+                refused[key] = "not_finite"
+    return found, refused
+
+
 @dataclass(frozen=True)
 class Pack:
     digest: str  # blake3 of `body`

@@ -26,6 +26,7 @@ import numpy as np
 from lamina.cache.record import (
     decode_pack_index,
     decode_record,
+    decode_records,
     encode_pack,
     encode_record,
     pack_index_path,
@@ -438,15 +439,10 @@ class RemoteCache:
         if whole and blake3.blake3(body).hexdigest() != pack:
             self._pack_refused("pack_digest")
             return {}, keys
-        found: dict[str, np.ndarray] = {}
-        again: list[str] = []
-        for key, part in zip(keys, parts, strict=True):
-            decoded = decode_record(part, key, model_digest, dim)
-            if decoded.vector is None:
-                self._pack_refused(decoded.reason, records=1)
-                again.append(key)
-            else:
-                found[key] = decoded.vector
+        found, refused = decode_records(parts, keys, model_digest, dim)
+        for reason in refused.values():
+            self._pack_refused(reason, records=1)
+        again = list(refused)
         with self._lock:
             self.counts.hits += len(found)
             self.counts.pack_hits += len(found)
