@@ -71,7 +71,7 @@ def stdlib_repo(path: Path, count: int) -> str:
         size += target.stat().st_size
     return (
         f"stdlib {count} files ({count - in_tests} outside test folders, {in_tests} in them), "
-        f"{size / 1e6:.1f} MB of Python {sys.version_info.major}.{sys.version_info.minor}"
+        f"{size / 1e6:.2f} MB of Python {sys.version_info.major}.{sys.version_info.minor}"
     )
 
 
