@@ -368,6 +368,7 @@ def test_packs_round_trip_in_few_requests_and_read_mode_never_writes(rclone: Ser
     c = reader.counts
     assert (c.hits, c.pack_hits, c.misses, c.rejected, c.errors, c.uploaded) == (n, n, 50, 0, 0, 0)
     assert (c.pack_indexes, c.packs_fetched, c.packs_rejected) == (2, 2, 0)
+    assert c.record_requests == 0  # no per-record object on the remote: the 50 others are absent unasked
     assert c.bytes_fetched == sum(len(b) for b in before.values())  # whole packs, once each
     assert rclone.files() == before
     again = RemoteCache(rclone.settings())  # CI rebuilding the same records: the same pack, same name
@@ -397,6 +398,7 @@ def test_a_corrupt_or_truncated_pack_is_refused_and_its_records_fall_back(rclone
     assert sorted(found) == sorted(keys[:5])  # only what an older writer stored as records
     assert all(np.array_equal(found[k], v) for k, v in zip(keys[:5], vecs, strict=False))
     assert (c.hits, c.misses, c.rejected, c.errors) == (5, 35, 0, 0)  # one outcome per key
+    assert c.record_requests == 40  # records exist on this remote: every key no good pack held is asked
     assert len(holds_first) == 20
 
 
@@ -555,6 +557,7 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
         assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
         assert "fetching from remote cache" in stderr
         assert written["packs_uploaded"] == 1 and len(before) == 2  # one pack and its index
+        assert written["record_requests"] == 0  # an empty bucket: one list request, no GET per key
         cache = st["remote_cache"]
         assert cache["pack_hits"] == cache["hits"] and (cache["packs_fetched"], cache["misses"]) == (1, 0)
         assert rclone.files() == before  # read mode wrote nothing

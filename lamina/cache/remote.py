@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from lamina.cache.record import (
+    KEY_PREFIX,
     decode_pack_index,
     decode_record,
     decode_records,
@@ -109,6 +110,7 @@ class CacheCounts:
     packs_rejected: int = 0  # indexes and packs refused whole (their keys were asked again as records)
     pack_records_rejected: int = 0  # records in packs refused by a check (asked again as records)
     pack_rejected_reasons: dict[str, int] = field(default_factory=dict)
+    record_requests: int = 0  # GETs of per-record objects (none when the remote holds no such object)
     pack_errors: int = 0  # failed list, index and pack requests (not in errors: not a key's outcome)
     packs_uploaded: int = 0  # packs written (their records count in uploaded / already_present)
 
@@ -201,6 +203,7 @@ class RemoteCache:
         self._pending: list[tuple[str, bytes]] = []  # (key, record) buffered for the next pack
         self._pending_model = ""
         self._packed: set[str] = set()  # keys buffered or packed by this build (each packed once)
+        self._records_listed: bool | None = None  # whether any per-record object exists (asked once)
         self._no_ranges = False  # the server answered a ranged read with the whole object: read packs whole
 
     # --- accounting (called from worker threads) -----------------------------------------------------
@@ -258,6 +261,8 @@ class RemoteCache:
             with self._lock:
                 self.counts.skipped += 1
             return None
+        with self._lock:
+            self.counts.record_requests += 1
         try:
             result = obstore.get(self.store, record_path(key))
             size = result.meta["size"]
@@ -361,6 +366,27 @@ class RemoteCache:
             self._pack_refused(index.reason)
             return None
         return index
+
+    def _records_exist(self) -> bool:
+        """Whether the remote holds any per-record object (one list request, once per build): when it
+        holds none, a key no pack holds is absent without asking (a cold bucket, or packs only). True when
+        the list fails: the records are then asked for, as before packs."""
+        import obstore
+
+        if self._records_listed is None:
+            if self.given_up:
+                return True
+            try:
+                stream = obstore.list(self.store, KEY_PREFIX, chunk_size=1)
+                self._records_listed = bool(next(iter(stream), []))
+            except Exception as exc:
+                if _error_kind(exc) != "absent":
+                    self._failed(exc, per_key=False)
+                    return True
+                self._records_listed = False
+            else:
+                self._succeeded()
+        return self._records_listed
 
     def _locate(self, keys: Sequence[str], model_digest: str) -> dict[str, tuple[str, int, int, int]]:
         """key -> (pack, offset, length, pack length) for the keys some good index lists. Indexes are read
@@ -487,6 +513,11 @@ class RemoteCache:
                     advance(running.pop(future) - len(refused))
                     if found:
                         yield found
+        if again and not self._records_exist():  # a bucket of packs only: every other key is absent
+            with self._lock:
+                self.counts.misses += len(again)
+            advance(len(again))
+            again = []
         for i in range(0, len(again), REMOTE_CACHE_BATCH_KEYS):
             found = self._fetch_records(again[i : i + REMOTE_CACHE_BATCH_KEYS], model_digest, dim, advance)
             if found:
