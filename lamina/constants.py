@@ -172,6 +172,19 @@ REMOTE_CACHE_MAX_CONSECUTIVE_ERRORS = 16
 REMOTE_CACHE_MAX_RECORD_BYTES = (
     1 << 20
 )  # a larger body is not a record of ours (a 4,096-dim vector is 16 KiB)
+# Pack files (lamina/cache/record.py): records per pack a read-write build uploads. One GET then brings
+# 4,096 records (7.4 MB at 384 dimensions) instead of 4,096 GETs (~3,300 records/s one object each against
+# `rclone serve s3` on loopback, bench/remote_cache.py --files 10000, quiet, 2026-12-03); several packs per
+# large build still give the reader parallel requests (REMOTE_CACHE_PACKS_IN_FLIGHT), and a build writes
+# at most one partial pack (the rest of what it embedded, at its end).
+REMOTE_CACHE_PACK_RECORDS = 4096
+REMOTE_CACHE_PACKS_IN_FLIGHT = 8  # packs fetched at once (each GET is one large body; bounds memory: ~60 MB)
+# A reader fetches a whole pack (and checks its digest) when it wants at least this share of its bytes,
+# else only the wanted records' byte ranges (obstore's get_ranges coalesces neighbours): an old pack of a
+# since-edited repository is mostly stale. Half: either way at most twice the bytes that are needed.
+REMOTE_CACHE_PACK_WHOLE_FRACTION = 0.5
+REMOTE_CACHE_MAX_PACK_BYTES = 256 << 20  # a larger pack is not one of ours (4,096 records of 16 KiB: 67 MB)
+REMOTE_CACHE_MAX_INDEX_BYTES = 64 << 20  # an index of 4,096 entries is 180 KB
 
 # --- kill -9 keeps the current generation (issue 13; lamina/graphd/journal.py, bench/kill_soak.py) ---------
 # Versions re-stored per put_versions call when graphd restores a journalled generation from the content

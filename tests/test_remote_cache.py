@@ -21,9 +21,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lamina.cache.record import decode_record, encode_record, record_path
+from lamina.cache.record import (
+    INDEX_ENTRY,
+    decode_pack_index,
+    decode_record,
+    decode_records,
+    encode_pack,
+    encode_record,
+    pack_index_path,
+    pack_path,
+    record_path,
+)
 from lamina.cache.remote import RemoteCache, RemoteSettings, remote_settings
 from lamina.config import CacheConfig, parse_config
+from lamina.constants import REMOTE_CACHE_MAX_RECORD_BYTES, REMOTE_CACHE_PACK_RECORDS
 from lamina.errors import LaminaError
 from lamina.index.membership import embedding_key
 from tests.conftest import run_lamina
@@ -268,6 +279,212 @@ def test_write_if_absent_is_success_and_two_writers_at_once(moto: Server, rclone
         assert all(np.array_equal(found[k], v) for k, v in zip(keys[100:], vecs[100:], strict=True))
 
 
+# --- pack files ----------------------------------------------------------------------------------
+def _packs(server: Server) -> dict[str, Path]:
+    """pack digest -> its file behind rclone's bucket."""
+    assert server.data_dir is not None
+    folder = server.data_dir / BUCKET / "team" / "lamina/v1/pack"
+    return {p.name: p for p in folder.iterdir()} if folder.exists() else {}
+
+
+def _index_file(server: Server, digest: str) -> Path:
+    assert server.data_dir is not None
+    return server.data_dir / BUCKET / "team" / pack_index_path(MODEL, digest)
+
+
+def test_a_pack_and_its_index_check_themselves() -> None:
+    keys, vecs = _vectors(5)
+    records = [(k, encode_record(k, MODEL, v)) for k, v in zip(keys, vecs, strict=True)]
+    pack = encode_pack(MODEL, records)
+    index = decode_pack_index(pack.index, MODEL, pack.digest, REMOTE_CACHE_MAX_RECORD_BYTES)
+    assert index.reason == "" and index.keys == keys and index.pack_length == len(pack.body)
+    for key, offset, length, vec in zip(keys, index.offsets, index.lengths, vecs, strict=True):
+        decoded = decode_record(pack.body[offset : offset + length], key, MODEL, 8)
+        assert decoded.vector is not None and np.array_equal(decoded.vector, vec)
+    assert pack_path(pack.digest) == f"lamina/v1/pack/{pack.digest}"
+    assert pack_index_path(MODEL, pack.digest) == f"lamina/v1/packidx/{MODEL}/{pack.digest}"
+    head, table = pack.index.split(b"\n", 1)
+    flipped = bytearray(pack.index)
+    flipped[-1] ^= 0x01
+
+    def reason(body: bytes, model: str = MODEL, digest: str = pack.digest) -> str:
+        return decode_pack_index(body, model, digest, REMOTE_CACHE_MAX_RECORD_BYTES).reason
+
+    assert reason(bytes(flipped)) == "index_digest"
+    assert reason(pack.index[:-3]) == "index_truncated"
+    assert reason(pack.index, model="o" * 64) == "index_model"
+    assert reason(pack.index, digest="0" * 64) == "index_pack"
+    assert reason(b"<html>500</html>") == "index_no_header"
+    assert reason(pack.index.replace(b'"format":1', b'"format":2')) == "index_format"
+    assert reason(_reindexed(pack.index, shift=len(pack.body))) == "index_bounds"
+
+
+def test_many_records_are_checked_as_one_would_be() -> None:
+    keys, vecs = _vectors(6, seed=2)
+    bodies = [encode_record(k, MODEL, v) for k, v in zip(keys, vecs, strict=True)]
+    head, payload = bodies[1].split(b"\n", 1)
+    bodies[1] = json.dumps(json.loads(head), indent=1).replace("\n", "").encode() + b"\n" + payload  # valid
+    bodies[2] = encode_record(keys[2], MODEL, np.full(8, np.inf, dtype=np.float32))
+    bodies[3] = bodies[3][:-1] + bytes([bodies[3][-1] ^ 0x01])
+    bodies[4] = encode_record(keys[4], "o" * 64, vecs[4])
+    found, refused = decode_records(bodies, keys, MODEL, 8)
+    assert refused == {keys[2]: "not_finite", keys[3]: "digest", keys[4]: "model"}
+    assert sorted(found) == sorted([keys[0], keys[1], keys[5]])
+    assert all(np.array_equal(found[k], vecs[i]) for i, k in enumerate(keys) if k in found)
+    for body, key in zip(bodies, keys, strict=True):  # the same verdicts one record at a time
+        assert decode_record(body, key, MODEL, 8).reason == refused.get(key, "")
+
+
+def _reindexed(index: bytes, shift: int = 0, roll: int = 0) -> bytes:
+    """The same index with every offset moved by `shift` bytes or `roll` entries, and a digest that
+    matches the new entries: an index that checks itself but points at the wrong bytes."""
+    import blake3
+
+    head, table = index.split(b"\n", 1)
+    entries = np.frombuffer(table, dtype=INDEX_ENTRY).copy()
+    entries["offset"] = np.roll(entries["offset"], roll) + shift
+    header = json.loads(head)
+    header["blake3"] = blake3.blake3(entries.tobytes()).hexdigest()
+    return json.dumps(header, sort_keys=True, separators=(",", ":")).encode() + b"\n" + entries.tobytes()
+
+
+def test_packs_round_trip_in_few_requests_and_read_mode_never_writes(rclone: Server) -> None:
+    n = REMOTE_CACHE_PACK_RECORDS + 300
+    keys, vecs = _vectors(n + 50)
+    writer = RemoteCache(rclone.settings())
+    writer.add_to_pack(keys[:n], vecs[:n], MODEL)  # one full pack is written now
+    assert writer.counts.packs_uploaded == 1 and writer.counts.uploaded == REMOTE_CACHE_PACK_RECORDS
+    writer.flush()  # the rest
+    c = writer.counts
+    assert (c.packs_uploaded, c.uploaded, c.upload_errors) == (2, n, 0)
+    before = rclone.files()
+    assert len(before) == 4 and len(_packs(rclone)) == 2  # 2 packs and their 2 indexes, no records
+    reader = RemoteCache(rclone.settings(mode="read"))
+    reader.upload_packs(keys[n:], vecs[n:], MODEL)  # read mode: a no-op
+    reader.upload(keys[n:], vecs[n:], MODEL)
+    found = reader.fetch(keys, MODEL, 8)
+    assert sorted(found) == sorted(keys[:n])
+    assert all(np.array_equal(found[k], v) for k, v in zip(keys[:n], vecs, strict=False))
+    c = reader.counts
+    assert (c.hits, c.pack_hits, c.misses, c.rejected, c.errors, c.uploaded) == (n, n, 50, 0, 0, 0)
+    assert (c.pack_indexes, c.packs_fetched, c.packs_rejected) == (2, 2, 0)
+    assert c.record_requests == 0  # no per-record object on the remote: the 50 others are absent unasked
+    assert c.bytes_fetched == sum(len(b) for b in before.values())  # whole packs, once each
+    assert rclone.files() == before
+    again = RemoteCache(rclone.settings())  # CI rebuilding the same records: the same pack, same name
+    again.upload_packs(keys[:100], vecs[:100], MODEL)
+    assert again.counts.uploaded == 100 and len(rclone.files()) == 6  # a new pack of those 100
+    other = RemoteCache(rclone.settings(mode="read"))  # another model never reads this model's packs
+    assert other.fetch(keys[:10], "o" * 64, 8) == {} and other.counts.pack_indexes == 0
+
+
+def test_a_corrupt_or_truncated_pack_is_refused_and_its_records_fall_back(rclone: Server) -> None:
+    keys, vecs = _vectors(40, seed=3)
+    for part in (slice(0, 20), slice(20, 40)):  # two packs
+        RemoteCache(rclone.settings()).upload_packs(keys[part], vecs[part], MODEL)
+    RemoteCache(rclone.settings()).upload(keys[:5], vecs[:5], MODEL)  # an older writer's records of 5 keys
+    first, second = (p for _, p in sorted(_packs(rclone).items(), key=lambda kv: kv[1].read_bytes()))
+    holds_first = [k for k in keys if k.encode() in first.read_bytes()]
+    body = bytearray(first.read_bytes())
+    body[len(body) // 2] ^= 0x04  # one bit
+    first.write_bytes(bytes(body))
+    second.write_bytes(second.read_bytes()[:-100])  # truncated
+    rclone.restart()
+    reader = RemoteCache(rclone.settings(mode="read"))
+    found = reader.fetch(keys, MODEL, 8)
+    c = reader.counts
+    assert c.packs_rejected == 2 and c.pack_hits == 0
+    assert c.pack_rejected_reasons == {"pack_digest": 1, "pack_truncated": 1}
+    assert sorted(found) == sorted(keys[:5])  # only what an older writer stored as records
+    assert all(np.array_equal(found[k], v) for k, v in zip(keys[:5], vecs, strict=False))
+    assert (c.hits, c.misses, c.rejected, c.errors) == (5, 35, 0, 0)  # one outcome per key
+    assert c.record_requests == 40  # records exist on this remote: every key no good pack held is asked
+    assert len(holds_first) == 20
+
+
+def test_an_index_pointing_at_the_wrong_bytes_is_refused(rclone: Server) -> None:
+    keys, vecs = _vectors(30, seed=4)
+    RemoteCache(rclone.settings()).upload_packs(keys, vecs, MODEL)
+    RemoteCache(rclone.settings()).upload(keys[:3], vecs[:3], MODEL)
+    (digest,) = _packs(rclone)
+    index = _index_file(rclone, digest)
+    good = index.read_bytes()
+    index.write_bytes(_reindexed(good, roll=1))  # each key's entry points at its neighbour's record
+    rclone.restart()
+    reader = RemoteCache(rclone.settings(mode="read"))
+    found = reader.fetch(keys, MODEL, 8)
+    c = reader.counts
+    assert sorted(found) == sorted(keys[:3]) and c.pack_hits == 0
+    assert c.pack_records_rejected == 30 and (c.hits, c.misses, c.rejected) == (3, 27, 0)
+    assert c.pack_rejected_reasons == {"key": 30}
+    index.write_bytes(_reindexed(good, shift=7))  # 7 bytes late: mid-record, the last one past the end
+    rclone.restart()
+    reader = RemoteCache(rclone.settings(mode="read"))
+    assert sorted(reader.fetch(keys, MODEL, 8)) == sorted(keys[:3]) and reader.counts.pack_hits == 0
+    assert reader.counts.pack_rejected_reasons == {"index_bounds": 1} and reader.counts.packs_fetched == 0
+    flipped = bytearray(good)
+    flipped[-2] ^= 0x20  # the entries no longer match the index's digest: no pack is read at all
+    index.write_bytes(bytes(flipped))
+    rclone.restart()
+    reader = RemoteCache(rclone.settings(mode="read"))
+    assert sorted(reader.fetch(keys, MODEL, 8)) == sorted(keys[:3])
+    assert reader.counts.pack_rejected_reasons == {"index_digest": 1} and reader.counts.packs_fetched == 0
+
+
+def test_a_mixed_cache_and_byte_ranges_of_a_mostly_stale_pack(rclone: Server, moto: Server) -> None:
+    keys, vecs = _vectors(400, seed=5)
+    for server in (rclone, moto):
+        RemoteCache(server.settings()).upload_packs(keys[:300], vecs[:300], MODEL)  # packs
+        RemoteCache(server.settings()).upload(keys[250:400], vecs[250:400], MODEL)  # records, 50 in both
+        reader = RemoteCache(server.settings(mode="read"))
+        found = reader.fetch(keys, MODEL, 8)
+        assert sorted(found) == sorted(keys)
+        assert all(np.array_equal(found[k], v) for k, v in zip(keys, vecs, strict=True))
+        c = reader.counts
+        assert (c.hits, c.pack_hits, c.misses, c.rejected) == (400, 300, 0, 0)
+        # A reader that wants 20 of the pack's 300 records reads only their byte ranges (moto); rclone
+        # answers a ranged read with the whole object, so the reader reads its packs whole from then on.
+        few = RemoteCache(server.settings(mode="read"))
+        wanted = keys[10:200:10] + keys[290:291]
+        found = few.fetch(wanted, MODEL, 8)
+        assert sorted(found) == sorted(wanted) and few.counts.pack_hits == 20
+        assert few.counts.packs_fetched == 1 and few.counts.rejected == few.counts.packs_rejected == 0
+        pack_bytes = 300 * len(encode_record(keys[0], MODEL, vecs[0]))
+        if server is moto:
+            assert few.counts.bytes_fetched < pack_bytes / 4  # the index and 20 records, not the pack
+        else:
+            assert few.counts.bytes_fetched > pack_bytes
+
+
+def test_pack_writes_are_write_if_absent_and_two_writers_at_once(moto: Server, rclone: Server) -> None:
+    keys, vecs = _vectors(50, seed=6)
+    RemoteCache(moto.settings()).upload_packs(keys, vecs, MODEL)
+    again = RemoteCache(moto.settings())
+    again.upload_packs(keys, vecs, MODEL)  # the same records: the same pack, by its digest
+    c = again.counts
+    assert (c.uploaded, c.already_present, c.upload_errors, c.packs_uploaded) == (0, 50, 0, 0)
+    more_keys, more_vecs = _vectors(300, seed=8)
+    for server in (moto, rclone):  # two CI runners packing the same records at the same moment
+        writers = [RemoteCache(server.settings()) for _ in range(2)]
+        barrier = threading.Barrier(2)
+
+        def write(cache: RemoteCache, barrier: threading.Barrier = barrier) -> None:
+            barrier.wait()
+            cache.upload_packs(more_keys, more_vecs, MODEL)
+
+        threads = [threading.Thread(target=write, args=(w,)) for w in writers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert all(w.counts.upload_errors == 0 for w in writers)
+        assert all(w.counts.uploaded + w.counts.already_present == 300 for w in writers)
+        reader = RemoteCache(server.settings(mode="read"))
+        found = reader.fetch(more_keys, MODEL, 8)
+        assert len(found) == 300 and reader.counts.pack_hits == 300 and reader.counts.rejected == 0
+        assert reader.counts.packs_rejected == reader.counts.pack_records_rejected == 0
+
+
 # --- whole builds through the CLI (the real model, real graphd) --------------------------------------
 def _module(name: str, functions: int) -> str:
     return "".join(
@@ -339,17 +556,23 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
         assert st["embeddings"]["embedded"] == 0 and st["embeddings"]["remote"] == written["uploaded"]
         assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
         assert "fetching from remote cache" in stderr
+        assert written["packs_uploaded"] == 1 and len(before) == 2  # one pack and its index
+        assert written["record_requests"] == 0  # an empty bucket: one list request, no GET per key
+        cache = st["remote_cache"]
+        assert cache["pack_hits"] == cache["hits"] and (cache["packs_fetched"], cache["misses"]) == (1, 0)
         assert rclone.files() == before  # read mode wrote nothing
         status = run_lamina("cache", "status", "--json", cwd=clone, env={"LAMINA_CACHE_MODE": "read"})
         assert status.returncode == 0, status.stdout + status.stderr
         info = json.loads(status.stdout)
         assert info["reachable"] is True and info["mode"] == "read"
         assert info["last_build"]["hits"] == written["uploaded"] and info["last_build"]["rejected"] == 0
+        human = run_lamina("cache", "status", cwd=clone, env={"LAMINA_CACHE_MODE": "read"}).stdout
+        assert f"packs: {written['uploaded']} hits from 1 pack(s) listed in 1 index(es), 0 pack(s)" in human
         # graphd (started in read mode) must not host a read-write build: it would not write back.
         (clone / "src" / "refunds.py").write_text(_module("refund", 4))
         _, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read-write"})
         assert "graphd runs with another remote cache environment" in stderr
-        assert last_build(clone)["remote_cache"]["uploaded"] == 1 and len(rclone.files()) == len(before) + 1
+        assert last_build(clone)["remote_cache"]["uploaded"] == 1 and len(rclone.files()) == len(before) + 2
     finally:
         run_lamina("graphd", "stop", cwd=clone)
 
@@ -359,9 +582,11 @@ def test_corrupt_records_are_embedded_again_with_an_identical_packet(
     origin: Path, rclone: Server, tmp_path: Path
 ) -> None:
     reference, _ = prepare(origin)
+    _as_records(rclone)  # the cache as a writer before packs left it: one object per record
     assert rclone.data_dir is not None
     records = sorted((rclone.data_dir / BUCKET / "team").rglob("*"))
     records = [p for p in records if p.is_file()]
+    assert all("/lamina/v1/emb/" in str(p) for p in records)
     body = bytearray(records[0].read_bytes())
     body[-7] ^= 0x40
     records[0].write_bytes(bytes(body))
@@ -378,6 +603,84 @@ def test_corrupt_records_are_embedded_again_with_an_identical_packet(
         assert st["remote_cache"]["rejected_reasons"] == {"digest": 1, "truncated": 1, "model": 1}
         assert st["chunks_embedded"] + st["workflows_embedded"] == 3
         assert "3 rejected" in stderr and _same_packet(packet, reference)
+    finally:
+        run_lamina("graphd", "stop", cwd=clone)
+
+
+def _as_records(server: Server) -> None:
+    """Rewrite the packs behind rclone's bucket as one object per record (the layout writers used before
+    packs: the same record bytes), and remove the packs and their indexes."""
+    assert server.data_dir is not None
+    root = server.data_dir / BUCKET / "team"
+    for index_file in sorted((root / "lamina/v1/packidx").rglob("*")):
+        if not index_file.is_file():
+            continue
+        model, digest = index_file.parent.name, index_file.name
+        index = decode_pack_index(index_file.read_bytes(), model, digest, REMOTE_CACHE_MAX_RECORD_BYTES)
+        body = (root / pack_path(digest)).read_bytes()
+        for key, offset, length in zip(index.keys, index.offsets, index.lengths, strict=True):
+            target = root / record_path(key)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(body[offset : offset + length])
+        (root / pack_path(digest)).unlink()
+        index_file.unlink()
+    server.restart()
+
+
+@pytest.mark.slow
+def test_a_corrupt_pack_is_refused_and_the_packet_is_identical(
+    origin: Path, rclone: Server, tmp_path: Path
+) -> None:
+    reference, _ = prepare(origin)
+    built = last_build(origin)
+    (pack,) = _packs(rclone).values()
+    good = pack.read_bytes()
+    for name, bad, reason in (
+        ("flipped", good[:100] + bytes([good[100] ^ 0x08]) + good[101:], "pack_digest"),
+        ("truncated", good[: len(good) // 2], "pack_truncated"),
+    ):
+        pack.write_bytes(bad)
+        rclone.restart()
+        clone = _clone(origin, tmp_path / name)
+        try:
+            packet, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read"})
+            st = last_build(clone)
+            cache = st["remote_cache"]
+            assert cache["pack_rejected_reasons"] == {reason: 1} and cache["packs_rejected"] == 1
+            assert cache["hits"] == 0 and cache["misses"] == cache["requested"] > 0  # asked again as records
+            assert st["chunks_embedded"] + st["workflows_embedded"] == cache["requested"]
+            assert "refused" in stderr and "Traceback" not in stderr
+            assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
+        finally:
+            run_lamina("graphd", "stop", cwd=clone)
+
+
+@pytest.mark.slow
+def test_an_older_writers_records_and_a_newer_writers_pack_together(
+    origin: Path, rclone: Server, tmp_path: Path
+) -> None:
+    """A mixed cache: CI's first build left records one object each (before packs), its next build, after
+    an edit, a pack of what changed; a teammate's fresh clone gets everything from the two, embeds nothing."""
+    prepare(origin)
+    _as_records(rclone)
+    records = len(rclone.files())
+    (origin / "src" / "shipping.py").write_text(_module("shipping", 3))
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "shipping")
+    reference, _ = prepare(origin)
+    written = last_build(origin)["remote_cache"]
+    assert written["packs_uploaded"] == 1 and written["uploaded"] >= 3
+    assert len(rclone.files()) == records + 2 and len(_packs(rclone)) == 1
+    clone = _clone(origin, tmp_path / "teammate")
+    try:
+        packet, _ = prepare(clone, "--require-cached", env={"LAMINA_CACHE_MODE": "read"})
+        st = last_build(clone)
+        cache = st["remote_cache"]
+        assert st["chunks_embedded"] + st["workflows_embedded"] == 0
+        assert cache["pack_hits"] == written["uploaded"] and cache["hits"] == cache["requested"] == (
+            written["uploaded"] + records
+        )
+        assert _same_packet(packet, reference)
     finally:
         run_lamina("graphd", "stop", cwd=clone)
 

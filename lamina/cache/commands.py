@@ -57,6 +57,14 @@ def _human(payload: dict[str, Any]) -> str:
             f"{last['uploaded']} uploaded ({last['already_present']} already present, "
             f"{last['upload_errors']} failed), {last['bytes_uploaded']} bytes",
         ]
+        if last.get("pack_indexes") or last.get("packs_uploaded"):
+            refused = ", ".join(f"{n} {why}" for why, n in sorted(last["pack_rejected_reasons"].items()))
+            lines.append(
+                f"            packs: {last['pack_hits']} hits from {last['packs_fetched']} pack(s) listed in "
+                f"{last['pack_indexes']} index(es), {last['packs_rejected']} pack(s) or index(es) and "
+                f"{last['pack_records_rejected']} packed record(s) refused" + (f" ({refused})" if refused else "")
+                + f"; {last['packs_uploaded']} uploaded"
+            )  # fmt: skip
         if last.get("given_up"):
             lines.append(f"            gave up on the remote during the build: {last['given_up']}")
     return "\n".join(lines)

@@ -1,9 +1,11 @@
-"""The remote cache's part in the embeddings step (lamina/index/worker.py calls these two functions).
+"""The remote cache's part in the build (lamina/index/worker.py and build.py call these functions).
 
-Before a build embeds anything, every key its due shards lack locally is looked up on the remote in
-batches, many requests in flight; good records go into the local content store (committed per batch, so
-an interrupted build keeps them) and leave the list of texts to embed. In read-write mode, what the build
-embeds is written back. The build's statistics get `remote_cache` (settings and counts).
+Before a build embeds anything, every key its due shards lack locally is looked up on the remote: in the
+packs this model's pack indexes list, then one record object per key no good pack held, many requests in
+flight; good records go into the local content store (committed per pack or batch, so an interrupted
+build keeps them) and leave the list of texts to embed. In read-write mode, what the build embeds is
+written back as packs (a full one at once, the rest when the build ends: flush_uploads). The build's
+statistics get `remote_cache` (settings and counts).
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from lamina.cache.remote import RemoteCache, remote_settings
-from lamina.constants import REMOTE_CACHE_BATCH_KEYS
+from lamina.cache.remote import RemoteCache, remote_settings, unavailable_error
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,16 +66,14 @@ def fetch_due(ctx: BuildContext) -> None:
     store, dim, shown = ctx.store(), _model_dimension(ctx), len(remote.warnings)
     fetched: set[str] = set()
     ctx.progress.start(FETCH_PHASE, len(wanted))
-    for i in range(0, len(wanted), REMOTE_CACHE_BATCH_KEYS):
+    for found in remote.fetch_iter(wanted, ctx.model_digest, dim, advance=ctx.progress.advance):
         ctx.progress.check()
-        batch = wanted[i : i + REMOTE_CACHE_BATCH_KEYS]
-        found = remote.fetch(batch, ctx.model_digest, dim, advance=ctx.progress.advance)
-        if found:
-            keys = list(found)
-            store.put_embeddings(keys, [found[k] for k in keys])  # type: ignore[arg-type]  # committed now
-            fetched.update(keys)
+        keys = list(found)
+        store.put_embeddings(keys, [found[k] for k in keys])  # type: ignore[arg-type]  # committed now
+        fetched.update(keys)
         _report_warnings(ctx, remote, shown)
         shown = len(remote.warnings)
+    _report_warnings(ctx, remote, shown)
     ctx.progress.finish()
     for shard, pairs in ctx.due_embeddings.items():
         ctx.due_embeddings[shard] = [(k, d) for k, d in pairs if k not in fetched]
@@ -82,7 +81,10 @@ def fetch_due(ctx: BuildContext) -> None:
     ctx.progress.note(
         f"remote cache: {c.hits} of {len(wanted)} embeddings fetched ({c.misses} absent, {c.rejected} "
         f"rejected{_reasons(c.rejected_reasons)}, {c.errors + c.skipped} failed) in {c.fetch_seconds:.2f} s"
-    )
+        + (f"; {c.pack_hits} from {c.packs_fetched} pack(s)" if c.pack_indexes else "")
+        + (f"; {c.packs_rejected} pack(s) or index(es) and {c.pack_records_rejected} packed record(s) "
+           f"refused{_reasons(c.pack_rejected_reasons)}" if c.packs_rejected or c.pack_records_rejected else "")
+    )  # fmt: skip
     _record_stats(ctx, remote)
 
 
@@ -92,7 +94,22 @@ def upload_embedded(ctx: BuildContext, keys: Sequence[str], vectors: np.ndarray)
     if remote is None or not remote.settings.writes:
         return
     shown = len(remote.warnings)
-    remote.upload(keys, vectors, ctx.model_digest)
+    remote.add_to_pack(keys, vectors, ctx.model_digest)  # a full pack is uploaded now, the rest at the end
+    _report_warnings(ctx, remote, shown)
+    _record_stats(ctx, remote)
+
+
+def flush_uploads(ctx: BuildContext) -> None:
+    """Upload the last, partial pack of what the build embedded (when the build ends, whatever its end)."""
+    remote = ctx.remote_cache
+    if not remote or not remote.settings.writes:
+        return
+    shown = len(remote.warnings)
+    try:
+        remote.flush()
+    except Exception as exc:  # the build never fails because of the cache
+        remote.counts.upload_errors += 1
+        remote.warnings.append(unavailable_error(remote.settings, str(exc)[:300], "could not be written"))
     _report_warnings(ctx, remote, shown)
     _record_stats(ctx, remote)
 

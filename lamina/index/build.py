@@ -127,6 +127,10 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         status = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", "generation"])
     finally:
         ctx.close_build_client()
+        if ctx.remote_cache:  # read-write mode: the last pack of what the build embedded
+            from lamina.cache.step import flush_uploads
+
+            flush_uploads(ctx)
     ctx.progress.finish()
     if ctx.error is not None or status != 0:
         error = ctx.error
