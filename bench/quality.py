@@ -2,19 +2,22 @@
 
 Run: .venv/bin/python bench/quality.py [--calibrate] [--quick] [--lettings PATH] [--no-recall]
 
-Graphs (docs/evaluation.md, "Workflow selection"):
-  calibration  clinic, saas (bench/quality_data/): every constant of the selection section of
-               lamina/constants.py was set on these, all their tasks together;
-  held out     lettings (../shared/fixtures/lettings relative to the repository root, or --lettings; an
-               independently written product graph with 100 labelled tasks and expected files) and the
-               example shop (examples/shop/tasks.toml plus bench/quality_data/shop/tasks.toml). No
-               figure measured on a held-out graph ever set a constant.
+Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLITS below):
+  lettings-clinic (default since issue 16's second session): calibration lettings (../shared/fixtures/
+               lettings relative to the repository root, or --lettings; its README calls it a calibration
+               set) and clinic (bench/quality_data/); held out saas (bench/quality_data/) and the example
+               shop (examples/shop/tasks.toml plus bench/quality_data/shop/tasks.toml);
+  clinic-saas  the first session's split (calibration clinic + saas; held out lettings + shop).
+Every constant of the selection section of lamina/constants.py was set on the default split's calibration
+graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
+evaluates the calibration graphs alone.
 Selection runs in process through lamina.retrieval.selection.select_for_task, with the root index built
 the way graphd builds it (workflow_documents -> workflow_meta -> root_doc_from_meta -> build_root_index)
 and the real development embedder, so the bench measures what users get. Embeddings are cached by text
 in memory (and on disk under $TMPDIR, keyed by the model digest), so re-running or grid-searching costs
 seconds. --calibrate grid-searches the selection constants on the calibration graphs and prints the best
-(it never reads a held-out graph's tasks). For lettings, file Recall@10 of the packet's `sources` is
+(it never reads a held-out graph's tasks). Root indexes include the facet vectors graphd stores
+(lamina/graph/documents.py workflow_facets). For lettings, file Recall@10 of the packet's `sources` is
 measured over an in-process index of its repository (chunked and embedded like the indexer does).
 --quick (for `make bench`) skips recall and evaluates an evenly spaced sample of at most 40 tasks per graph.
 Final line: JSON {"bench": "quality", "figures": [...]}.
