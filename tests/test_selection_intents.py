@@ -4,7 +4,10 @@ on real graphs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from lamina.constants import MAX_INTENTS, MIN_INTENT_WORDS
 from lamina.retrieval.bm25 import build_bm25
@@ -141,3 +144,53 @@ def test_select_for_task_with_intents_is_deterministic() -> None:
     a = select_for_task(task, ROOTS, bm25, matrix, vectors[task], TH, vectors)
     b = select_for_task(task, ROOTS, bm25, matrix, vectors[task], TH, dict(reversed(list(vectors.items()))))
     assert a == b
+
+
+def test_a_root_is_also_matched_on_its_best_facet_whatever_the_load_order() -> None:
+    from lamina.graph.documents import workflow_facets
+    from lamina.graph.load import load_graph
+    from lamina.retrieval.selection import Facet, build_root_index, facet_scores
+
+    graph = load_graph(Path(__file__).resolve().parents[1] / "bench/quality_data/clinic", ["product.toml"])
+    facets = workflow_facets(graph)
+    kinds = {f.kind for f in facets}
+    assert kinds == {"root", "operation", "scenario", "invariant", "risk"}
+    assert workflow_facets(graph) == facets  # pure
+    roots = {r.id for r in graph.roots()}
+    assert {f.workflow for f in facets} == roots  # every root has facets, and only roots own them
+    for sc in graph.scenarios:  # a scenario is a facet of every root whose closure it exercises
+        owners = {f.workflow for f in facets if f.key == sc.id}
+        assert owners and all(sc.workflow in {w.id for w in graph.included_workflows([o])} for o in owners)
+
+    docs = [(RootDoc(r, "active", (), {}), r, np.eye(4, dtype=np.float32)[i]) for i, r in enumerate("abc")]
+    stored = [
+        Facet("a", "facet:a:1", np.eye(4, dtype=np.float32)[3]),
+        Facet("c", "facet:c:1", np.eye(4, dtype=np.float32)[1]),
+    ]
+    one = build_root_index(docs, stored)
+    two = build_root_index(list(reversed(docs)), list(reversed(stored)))
+    assert one.facets is not None and two.facets is not None
+    assert np.array_equal(one.facets.matrix, two.facets.matrix) and np.array_equal(
+        one.facets.owner, two.facets.owner
+    )
+    query = np.array([0, 0, 0, 1], dtype=np.float32)  # like nothing but root a's facet
+    assert facet_scores(one.facets, 3, query).tolist() == [1.0, -1.0, 0.0]
+    # Without vectors for every facet, facets do not take part (lexical-only builds).
+    assert build_root_index(docs, [Facet("a", "facet:a:1", None)]).facets is None
+
+
+def test_relevance_by_lift_lets_a_long_task_whose_root_stands_out_be_selected() -> None:
+    from dataclasses import replace
+
+    from lamina.retrieval.selection import lift
+
+    task = "A long bug report about a lab order that never reached the laboratory after the vet placed it"
+    whole = _scores(task, [0.33, 0.10, 0.05])  # every cosine is low, the first root stands out
+    assert lift(whole.dense, ROOTS, "order-lab-test") == pytest.approx(0.33 - (0.33 + 0.10) / 2, abs=1e-6)
+    off = replace(TH, dense_min_lift=9.0, agreed_min_lift=9.0)
+    assert (
+        select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, off).status == "new_workflow_required"
+    )
+    on = replace(TH, dense_min_lift=0.1, agreed_min_lift=0.1)
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, on)
+    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)

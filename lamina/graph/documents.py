@@ -102,3 +102,57 @@ def _document(graph: ProductGraph, root: Workflow) -> WorkflowDocument:
 def workflow_documents(graph: ProductGraph) -> list[WorkflowDocument]:
     """One document per root, in declaration order; a root's document covers its included workflows."""
     return [_document(graph, root) for root in graph.roots()]
+
+
+FACET_KINDS = ("root", "operation", "scenario", "invariant", "risk")
+
+
+@dataclass(frozen=True)
+class WorkflowFacet:
+    """One fact about a root, embedded on its own so that a task describing one step, one rule or one
+    failure finds its workflow (a root's whole document is long, and one vector of it is diluted)."""
+
+    workflow: str  # the root
+    kind: str  # one of FACET_KINDS
+    key: str  # the graph node the facet describes (the root, an operation, scenario, invariant or risk)
+    text: str
+
+
+def _facets(graph: ProductGraph, root: Workflow) -> list[WorkflowFacet]:
+    workflows = graph.included_workflows([root.id])
+    ids = {w.id for w in workflows}
+    by_id = graph.by_id
+    out = [
+        WorkflowFacet(
+            root.id,
+            "root",
+            root.id,
+            ". ".join(_unique([root.title, *sorted(root.aliases), root.summary or ""])),
+        )
+    ]
+    for w in workflows:
+        for op in w.operations:
+            parts = [op.title]
+            for t in op.transitions:
+                entity = by_id.get(t.entity)
+                name = entity.name if isinstance(entity, Entity) else t.entity
+                parts.append(f"{name} {t.from_state} to {t.to_state}")
+            out.append(WorkflowFacet(root.id, "operation", op.id, ". ".join(parts)))
+    for sc in graph.scenarios:
+        if sc.workflow in ids:
+            text = ". ".join(_unique([sc.title, sc.given or "", sc.when or "", sc.then or ""]))
+            out.append(WorkflowFacet(root.id, "scenario", sc.id, text))
+    for inv in graph.invariants:
+        if ids.intersection(inv.applies_to):
+            out.append(WorkflowFacet(root.id, "invariant", inv.id, inv.statement))
+    for risk in graph.risks:
+        if ids.intersection(risk.workflows):
+            out.append(WorkflowFacet(root.id, "risk", risk.id, risk.statement))
+    return out
+
+
+def workflow_facets(graph: ProductGraph) -> list[WorkflowFacet]:
+    """Every root's facets: its title, aliases and summary; each operation of its closure (title and
+    transitions); the scenarios that exercise, and the invariants and risks that name, a workflow of its
+    closure. Roots in declaration order, facets in graph order."""
+    return [f for root in graph.roots() for f in _facets(graph, root)]

@@ -22,10 +22,14 @@ class Field:
 
 VERSION_FIELDS: tuple[Field, ...] = (
     Field("id", "STRING", "the version id (content address), primary key"),
-    Field("kind", "STRING", "chunk | workflow"),
-    Field("path", "STRING", "the file (chunks) or the workflow id (roots)"),
+    Field("kind", "STRING", "chunk | workflow | facet (one fact of a root, embedded on its own)"),
+    Field("path", "STRING", "the file (chunks), workflow:<id> (roots) or facet:<root>:<node> (facets)"),
     Field("symbol", "STRING", "the enclosing symbol, qualified; <module> or <file> for none"),
-    Field("symbol_kind", "STRING", "function, method, class, … (chunks); the root's status (roots)"),
+    Field(
+        "symbol_kind",
+        "STRING",
+        "function, method, class, … (chunks); the root's status (roots); the facet's kind (facets)",
+    ),
     Field("language", "STRING", "tree-sitter language, or text"),
     Field("start_line", "INT64", "first line, 1-based"),
     Field("end_line", "INT64", "last line, inclusive"),

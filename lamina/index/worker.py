@@ -137,7 +137,7 @@ def _accepted_blobs(ctx: BuildContext) -> dict[str, int]:
 # --- step 1: manifest ------------------------------------------------------------------------------
 def step_manifest(ctx: BuildContext) -> None:
     """Select files (git + lamina.toml), assign them to shards, load the graph, write the manifest."""
-    from lamina.graph.documents import workflow_documents
+    from lamina.graph.documents import workflow_documents, workflow_facets
     from lamina.graph.load import load_graph
     from lamina.graph.version import graph_version
     from lamina.repo.files import reselect_files
@@ -173,6 +173,17 @@ def step_manifest(ctx: BuildContext) -> None:
                              _emb_key(ctx, digest)),
             "kind": "workflow", "path": f"workflow:{doc.workflow}", "symbol": doc.workflow,
             "symbol_kind": doc.status, "language": "", "start_line": 0, "end_line": 0, "part": 0,
+            "text_digest": digest, "meta": meta,
+        })  # fmt: skip
+    for facet in workflow_facets(graph):  # embedded on their own: selection scores a root by its best facet
+        meta = json.dumps({"kind": facet.kind, "key": facet.key}, sort_keys=True)
+        digest = text_digest(facet.text)
+        texts[digest] = facet.text
+        path = f"facet:{facet.workflow}:{facet.key}"
+        records.append({
+            "id": version_id("facet", path, facet.workflow, facet.kind, 0, 0, 0, digest, meta, _emb_key(ctx, digest)),
+            "kind": "facet", "path": path, "symbol": facet.workflow,
+            "symbol_kind": facet.kind, "language": "", "start_line": 0, "end_line": 0, "part": 0,
             "text_digest": digest, "meta": meta,
         })  # fmt: skip
     ctx.store().put_texts(texts)

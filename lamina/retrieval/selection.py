@@ -21,14 +21,18 @@ import numpy as np
 from lamina.constants import (
     ACTION_BOOST,
     AGREED_MIN_COSINE,
+    AGREED_MIN_LIFT,
     BOOST_CAP,
     BOOSTS,
     CANDIDATES_LIMIT,
     COMPOUND_MAX_RANK,
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
+    DENSE_MIN_LIFT,
+    FACET_WEIGHT,
     INACTIVE_NEAR_MARGIN,
     INTENT_MIN_COSINE,
+    INTENT_MIN_LIFT,
     INTENT_MIN_MARGIN,
     INTENT_RELEVANCE,
     LEXICAL_MIN_COVERAGE,
@@ -91,6 +95,9 @@ class Thresholds:
     terse_trusts_action: bool = TERSE_TRUSTS_ACTION
     intent_relevance: bool = INTENT_RELEVANCE
     agreed_min_cosine: float = AGREED_MIN_COSINE
+    dense_min_lift: float = DENSE_MIN_LIFT
+    agreed_min_lift: float = AGREED_MIN_LIFT
+    intent_min_lift: float = INTENT_MIN_LIFT
 
 
 @dataclass(frozen=True)
@@ -155,6 +162,40 @@ def boosts_for(normalized_task: str, root: RootDoc, action: str = "") -> tuple[B
 
 
 @dataclass(frozen=True)
+class Facet:
+    """One fact of a root embedded on its own (lamina/graph/documents.py workflow_facets): `key` orders
+    facets canonically (the version's path), so results never depend on load order."""
+
+    workflow: str
+    key: str
+    vector: np.ndarray | None
+
+
+@dataclass(frozen=True)
+class FacetIndex:
+    """Every facet vector (rows sorted by root, then key) and the index of the root each belongs to."""
+
+    matrix: np.ndarray
+    owner: np.ndarray  # int64 row -> index into the roots
+
+
+def facet_scores(facets: FacetIndex, n_roots: int, vector: np.ndarray) -> np.ndarray:
+    """Each root's best facet cosine (-1 for a root without facets)."""
+    cos = cosine_scores(facets.matrix, vector)
+    best = np.full(n_roots, -1.0, dtype=np.float32)
+    np.maximum.at(best, facets.owner, cos.astype(np.float32))
+    return best
+
+
+def root_dense(doc: np.ndarray, facet_best: np.ndarray | None) -> np.ndarray:
+    """The dense evidence for a root: the mean of its whole document's cosine and its best facet's
+    (FACET_WEIGHT of the latter); the document's alone without facets."""
+    if facet_best is None:
+        return doc
+    return ((1.0 - FACET_WEIGHT) * doc + FACET_WEIGHT * facet_best).astype(np.float32)
+
+
+@dataclass(frozen=True)
 class TextScores:
     """One text's scores against every root (aligned with the roots): the whole task, or one intent."""
 
@@ -199,6 +240,17 @@ def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str
     return candidates
 
 
+def lift(dense: np.ndarray | None, roots: Sequence[RootDoc], workflow: str) -> float | None:
+    """How far a root's cosine stands above the mean cosine of the active roots: a scale that does not
+    depend on how long the task is (a long bug report has lower cosines with every root, the relevant one
+    still stands out) nor on how many roots the graph has."""
+    if dense is None:
+        return None
+    active = [i for i, r in enumerate(roots) if r.status == "active"]
+    i = next(n for n, r in enumerate(roots) if r.workflow == workflow)
+    return float(dense[i]) - float(np.mean(dense[active])) if active else None
+
+
 def compound_roots(
     intents: Sequence[TextScores],
     roots: Sequence[RootDoc],
@@ -219,7 +271,12 @@ def compound_roots(
         if intent.dense is None:
             return [], []
         active = [c for c in rank_roots(intent, roots) if c.filtered is None]
-        if active and (active[0].cosine or 0.0) >= thresholds.intent_min_cosine:
+        stands_out = (
+            (lift(intent.dense, roots, active[0].workflow) or 0.0) >= thresholds.intent_min_lift
+            if active
+            else False
+        )
+        if active and (active[0].cosine or 0.0) >= thresholds.intent_min_cosine and stands_out:
             rank = None if task_rank is None else task_rank.get(active[0].workflow)
             if task_rank is None or (rank is not None and rank <= thresholds.compound_max_rank):
                 picks.append((k, active[0]))
@@ -285,9 +342,17 @@ def select(
         if agreed
         else thresholds.dense_min_cosine
     )
+    best_lift = lift(dense_scores, roots, best.workflow)
+    if thresholds.intent_relevance and best_lift is not None:
+        best_lift = max([best_lift, *(lift(x.dense, roots, best.workflow) or 0.0 for x in intents)])
+    min_lift = (
+        min(thresholds.dense_min_lift, thresholds.agreed_min_lift) if agreed else thresholds.dense_min_lift
+    )
     relevant = (
-        best_cosine is not None and best_cosine >= min_cosine
-    ) or best.coverage >= thresholds.lexical_min_coverage
+        (best_cosine is not None and best_cosine >= min_cosine)
+        or (best_lift is not None and best_lift >= min_lift)
+        or best.coverage >= thresholds.lexical_min_coverage
+    )
     if not relevant:
         return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
     top = candidates[0]
@@ -325,7 +390,12 @@ def select(
 
 
 def text_scores(
-    text: str, root_bm25: BM25Index, n_roots: int, root_matrix: np.ndarray | None, vector: np.ndarray | None
+    text: str,
+    root_bm25: BM25Index,
+    n_roots: int,
+    root_matrix: np.ndarray | None,
+    vector: np.ndarray | None,
+    facets: FacetIndex | None = None,
 ) -> TextScores:
     tokens = tokenize(text)
     lexical = bm25_scores(root_bm25, tokens)
@@ -333,7 +403,10 @@ def text_scores(
     coverage = np.array(
         [len(matched_terms(root_bm25, i, tokens)) / distinct for i in range(n_roots)], dtype=np.float32
     )
-    dense = cosine_scores(root_matrix, vector) if (vector is not None and root_matrix is not None) else None
+    dense = None
+    if vector is not None and root_matrix is not None:
+        best = None if facets is None else facet_scores(facets, n_roots, vector)
+        dense = root_dense(cosine_scores(root_matrix, vector), best)
     return TextScores(text, lexical, coverage, dense)
 
 
@@ -344,14 +417,17 @@ def task_scores(
     root_matrix: np.ndarray | None,
     query_vector: np.ndarray | None,
     intent_vectors: Mapping[str, np.ndarray] | None = None,
+    facets: FacetIndex | None = None,
 ) -> tuple[TextScores, tuple[TextScores, ...]]:
     """The task's scores against every root, and each of its intents' when it has several and their
     vectors are given (`intent_vectors` maps each text of intents.selection_texts(task) to its embedding)."""
-    whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector)
+    whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector, facets)
     pieces = split_intents(task)
     if intent_vectors is None or len(pieces) < 2 or not all(p in intent_vectors for p in pieces):
         return whole, ()
-    return whole, tuple(text_scores(p, root_bm25, len(roots), root_matrix, intent_vectors[p]) for p in pieces)
+    return whole, tuple(
+        text_scores(p, root_bm25, len(roots), root_matrix, intent_vectors[p], facets) for p in pieces
+    )
 
 
 def select_for_task(
@@ -362,11 +438,12 @@ def select_for_task(
     query_vector: np.ndarray | None,
     thresholds: Thresholds = Thresholds(),
     intent_vectors: Mapping[str, np.ndarray] | None = None,
+    facets: FacetIndex | None = None,
 ) -> Selection:
     """Score every root document for the task and its intents (BM25, coverage, cosine) and decide. Used by
     graphd and by bench/quality.py, so the evaluation measures exactly what users get. Without
     `intent_vectors` the task is read as one intent."""
-    whole, intents = task_scores(task, roots, root_bm25, root_matrix, query_vector, intent_vectors)
+    whole, intents = task_scores(task, roots, root_bm25, root_matrix, query_vector, intent_vectors, facets)
     return select(task, roots, whole.lexical, whole.coverage, whole.dense, thresholds, intents)
 
 
@@ -377,6 +454,7 @@ class RootIndex:
     roots: tuple[RootDoc, ...]
     bm25: BM25Index
     matrix: np.ndarray | None
+    facets: FacetIndex | None = None
 
 
 def root_doc_from_meta(workflow: str, meta: Mapping[str, Any]) -> RootDoc:
@@ -386,11 +464,26 @@ def root_doc_from_meta(workflow: str, meta: Mapping[str, Any]) -> RootDoc:
     )
 
 
-def build_root_index(entries: Sequence[tuple[RootDoc, str, np.ndarray | None]]) -> RootIndex:
-    """entries: (root, document text, embedding or None)."""
+def build_root_index(
+    entries: Sequence[tuple[RootDoc, str, np.ndarray | None]], facets: Sequence[Facet] = ()
+) -> RootIndex:
+    """entries: (root, document text, embedding or None); facets: the roots' facets (any order). Facets
+    take part only when every root's document and every facet has a vector."""
     ordered = sorted(entries, key=lambda e: e[0].workflow)
     vectors = [e[2] for e in ordered if e[2] is not None]
     matrix = None
     if vectors and len(vectors) == len(ordered):
         matrix = np.ascontiguousarray(np.vstack(vectors), dtype=np.float32)
-    return RootIndex(tuple(e[0] for e in ordered), build_bm25([{"body": e[1]} for e in ordered]), matrix)
+    index_of = {e[0].workflow: i for i, e in enumerate(ordered)}
+    kept = sorted((f for f in facets if f.workflow in index_of), key=lambda f: (f.workflow, f.key))
+    facet_index = None
+    if matrix is not None and kept and all(f.vector is not None for f in kept):
+        facet_index = FacetIndex(
+            np.ascontiguousarray(
+                np.vstack([f.vector for f in kept if f.vector is not None]), dtype=np.float32
+            ),
+            np.array([index_of[f.workflow] for f in kept], dtype=np.int64),
+        )
+    return RootIndex(
+        tuple(e[0] for e in ordered), build_bm25([{"body": e[1]} for e in ordered]), matrix, facet_index
+    )

@@ -38,6 +38,8 @@ from lamina.retrieval.localization import (
 )
 from lamina.retrieval.readers import IndexReader, ProductReader
 from lamina.retrieval.selection import (
+    Facet,
+    FacetIndex,
     RootDoc,
     Selection,
     build_root_index,
@@ -59,6 +61,7 @@ class GenerationState:
     roots: tuple[RootDoc, ...]
     root_bm25: BM25Index
     root_matrix: np.ndarray | None
+    root_facets: FacetIndex | None
     chunks: ChunkCorpus
     model_digest: str
     versions: frozenset[str]  # member version ids (what the version cache must keep for this state)
@@ -104,6 +107,7 @@ class VersionCache:
 
     def __init__(self) -> None:
         self.workflows: dict[str, _Workflow] = {}
+        self.facets: dict[str, Facet] = {}  # a root's facet versions (lamina/graph/documents.py)
         self.terms = TermTable()
         self.row_of: dict[str, int] = {}  # chunk version id -> row of the columns below
         self.ids: list[str] = []
@@ -125,10 +129,10 @@ class VersionCache:
         self.order = np.zeros(0, dtype=np.int64)
 
     def __len__(self) -> int:
-        return len(self.ids) + len(self.workflows)
+        return len(self.ids) + len(self.workflows) + len(self.facets)
 
     def missing(self, ids: list[str]) -> list[str]:
-        return [i for i in ids if i not in self.row_of and i not in self.workflows]
+        return [i for i in ids if i not in self.row_of and i not in self.workflows and i not in self.facets]
 
     def add(self, table: Any) -> None:
         """Cache the versions of an index-store documents() table."""
@@ -140,6 +144,9 @@ class VersionCache:
                 vector = None if vectors[i] is None else vector_rows([vectors[i]])[0]
                 root = root_doc_from_meta(cols["symbol"][i], json.loads(cols["meta"][i]))
                 self.workflows[cols["id"][i]] = _Workflow(root, cols["text"][i], vector)
+            elif kind == "facet":
+                vector = None if vectors[i] is None else vector_rows([vectors[i]])[0]
+                self.facets[cols["id"][i]] = Facet(cols["symbol"][i], cols["path"][i], vector)
             else:
                 chunk_rows.append(i)
         if not chunk_rows:
@@ -234,6 +241,7 @@ class VersionCache:
         if len(self) <= CACHE_SLACK * max(1, len(keep)):
             return
         self.workflows = {k: v for k, v in self.workflows.items() if k in keep}
+        self.facets = {k: v for k, v in self.facets.items() if k in keep}
         rows = [r for r, version in enumerate(self.ids) if version in keep]
         order = np.asarray(rows, dtype=np.int64)
         if self.counts is not None:
@@ -263,7 +271,8 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
             )
         cache.add(table)
     root_index = build_root_index(
-        [(w.root, w.text, w.vector) for w in (cache.workflows.get(i) for i in ids) if w is not None]
+        [(w.root, w.text, w.vector) for w in (cache.workflows.get(i) for i in ids) if w is not None],
+        [f for f in (cache.facets.get(i) for i in ids) if f is not None],
     )
     return GenerationState(
         generation=generation,
@@ -272,6 +281,7 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
         roots=root_index.roots,
         root_bm25=root_index.bm25,
         root_matrix=root_index.matrix,
+        root_facets=root_index.facets,
         chunks=cache.corpus(ids),
         model_digest=str(info.manifest.get("model_digest", "")),
         versions=frozenset(ids),
@@ -437,6 +447,7 @@ class RetrievalService:
                 state.root_matrix,
                 qvec,
                 intent_vectors=self._intent_vectors(task, qvec, state),
+                facets=state.root_facets,
             )
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
