@@ -226,7 +226,9 @@ def dump_snapshot(snap: Path, out: Path, entry: Mapping[str, Any], lexical_only:
     matrix = np.stack([vectors.get(k, zero) if e else zero for k, e in zip(keys, embedded, strict=True)])
     out.parent.mkdir(parents=True, exist_ok=True)
     np.save(out.with_suffix(".npy"), matrix.astype(np.float32))
-    out.with_suffix(".json").write_text(json.dumps(rows))
+    partial = out.with_suffix(".json.partial")
+    partial.write_text(json.dumps(rows))
+    partial.replace(out.with_suffix(".json"))  # written last, whole: `final --wait-for-dumps` waits for it
 
 
 @dataclass(frozen=True)
@@ -428,26 +430,45 @@ def cmd_tune(args: argparse.Namespace) -> None:
         variants[f"v{i}"] = lambda c, q, v, params=params: localize(c, q, v, params=params)
     results: dict[str, list[dict[str, float | None]]] = {}
     per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
+    predictions = args.predictions.open("w") if args.predictions else None
+    seconds: dict[str, float] = {}
     for name in args.only or split_names(args.split):
         dump = load_dump(args.work, name)
         cases = load_cases(args.work, name)
         qvecs = query_vectors(args.work, name, [c["query"] for c in cases])
         corpus = lamina_corpus(dump)
         base = Baselines(dump, scope_of(load_repos()[name]))
+        localize(corpus, "warm up", qvecs[0])  # the corpus's layout, built once (graphd caches it)
         for case, qvec in zip(cases, qvecs, strict=True):
-            got = {v: fn(corpus, case["query"], qvec) for v, fn in variants.items()}
+            got = {}
+            for v, fn in variants.items():
+                t0 = time.perf_counter()
+                got[v] = fn(corpus, case["query"], qvec)
+                seconds[v] = seconds.get(v, 0.0) + time.perf_counter() - t0
             got.update(base.run(case["query"], qvec))
+            row: dict[str, Any] = {"repo": name, "commit": case["commit"], "query": case["query"],
+                                   "gold_files": case["gold_files"], "gold_symbols": case["gold_symbols"]}  # fmt: skip
             for ranker, sources in got.items():
                 m = case_metrics(sources, case)
                 results.setdefault(ranker, []).append(m)
                 per_repo.setdefault(name, {}).setdefault(ranker, []).append(m)
+                row[ranker] = {"sources": [[s["file"], s["symbol"]] for s in sources[:DEPTH]], "metrics": m}
+            if predictions is not None:
+                predictions.write(json.dumps(row) + "\n")
     for name, res in per_repo.items():
         print(f"== {name} ({len(next(iter(res.values())))} cases)")
         for ranker, rows in res.items():
             print(f"  {ranker:<10}" + " ".join(f"{m}={mean_of([r[m] for r in rows]):.3f}" for m in METRICS))
     common = {r: rows for r, rows in results.items() if len(rows) == len(results["lamina"])}
-    print(f"== all ({len(results['lamina'])} cases)")
+    n = len(results["lamina"])
+    print(
+        "in-process ranking, mean per case: "
+        + ", ".join(f"{v} {1000 * t / n:.1f} ms" for v, t in seconds.items())
+    )
+    print(f"== all ({n} cases)")
     print(report(common, "lamina"))
+    if predictions is not None:
+        predictions.close()
 
 
 def cmd_final(args: argparse.Namespace) -> None:
@@ -459,6 +480,9 @@ def cmd_final(args: argparse.Namespace) -> None:
     per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
     predictions = (args.work / "predictions.jsonl").open("w")
     for name in names:
+        dump_json = args.work / "dumps" / f"{name}.json"
+        while args.wait_for_dumps and not dump_json.exists():
+            time.sleep(10)  # a dump still embedding: its repository is measured when it is written
         dump = load_dump(args.work, name)
         if not dump.matrix.any():
             raise SystemExit(f"{name}: a lexical-only dump cannot give the dense baselines")
@@ -520,9 +544,11 @@ def main() -> None:
     t.add_argument("--split", default="tuning")
     t.add_argument("--only", nargs="*")
     t.add_argument("--variant", action="append", help="LocalizeParams fields as JSON (repeatable)")
+    t.add_argument("--predictions", type=Path, help="per-case predictions of every ranker (JSON lines)")
     f = sub.add_parser("final")
     f.add_argument("--split", default="held_out")
     f.add_argument("--only", nargs="*")
+    f.add_argument("--wait-for-dumps", action="store_true", help="wait for dumps still being written")
     args = parser.parse_args()
     {"dump": cmd_cases_and_dump, "tune": cmd_tune, "final": cmd_final}[args.command](args)
 

@@ -289,6 +289,16 @@ FACET_WEIGHT = 0.5
 #   identifier weight 1.0 vs 1.5 vs 2.0: file MRR 0.675 / 0.668 / 0.657 (the exact-name ranker carries
 #   named identifiers; up-weighting their terms in BM25 as well over-counts them)
 #   lexical damping 0.3 vs 0.1 vs 0.6: MRR 0.675 / 0.661 / 0.621 (earlier run)
+# Session 7 (2026-12-04), same 285 commits, aiohttp with vectors, jsoup/tokio/typeorm lexical-only dumps
+# (embedding ran at 3-6 chunks/s), paired Δ = new - previous defaults:
+#   one source per (file, symbol) (overloads and non-adjacent windows merged): symbol R@10 +0.006
+#   [+0.00, +0.02] (152 lexical commits: +0.012 [+0.00, +0.03]); file metrics unchanged
+#   + extra gate 0.5: file R@10 +0.039 [+0.02, +0.06], file MRR +0.009 [+0.00, +0.01], symbol R@10
+#   +0.006 [-0.01, +0.02]; gate 0.4: +0.021 / +0.005 / +0.012; gate 0.6: +0.053 / +0.009 / -0.013;
+#   caps (3, 2, 1) without a gate: +0.066 / +0.010 / -0.011
+#   not kept (no gain outside noise): RRF k 10 / 30, names weight 2, dense weight 0.5, lexical 1.5;
+#   symbol-name rank inside a file (RRF weight 0.5-2: symbol R@10 -0.03 to -0.09); the exact-name ranker
+#   counting a file's distinct names (MRR -0.011) or weighting names by rarity (MRR -0.007)
 LOCALIZE_IDENTIFIER_WEIGHT = 1.0  # BM25 weight of a term from an identifier the task names
 LOCALIZE_LEXICAL_DAMPING = 0.3  # file score = best chunk + damping * the next two (BM25)
 LOCALIZE_DENSE_DAMPING = 0.3  # the same for cosine
@@ -297,5 +307,10 @@ LOCALIZE_RRF_K = 60
 LOCALIZE_CAPS = (4, 3, 2, 1)  # sources of the files ranked 1, 2, 3, 4+ (unless fewer files match)
 LOCALIZE_PER_FILE = 1  # the least any listed file gets
 LOCALIZE_WITHIN_FILE_RRF_K = 60  # RRF k of the BM25 and cosine ranks that order one file's symbols
+LOCALIZE_WITHIN_FILE_NAME_WEIGHT = 0.0  # RRF weight of the symbol-name rank within one file
+# A file's 2nd+ symbol within its cap needs this share of the file's best chunk BM25 score, or its slot
+# goes to the next file's best symbol (and comes back only when fewer files are ranked).
+LOCALIZE_EXTRA_GATE = 0.5
+LOCALIZE_ONE_PER_SYMBOL = True  # one source per (file, symbol): its best window, every window's reasons
 LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)

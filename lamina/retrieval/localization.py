@@ -4,8 +4,9 @@ Chunks are scored by BM25 (the task's terms, identifiers it names weighted up) a
 embedding); each ranker's chunk scores are aggregated to files (the best chunk plus a damped sum of the
 next ones), the file rankings and an exact-name ranking (files whose path or symbols are an identifier
 the task names) are fused by weighted reciprocal-rank fusion, and `sources` are filled with the best
-symbols of the best files (at most LOCALIZE_PER_FILE each unless fewer files match), each with its
-file's rank. Only `code` chunks are sources; tests and docs tied to a source are `related`.
+symbols of the best files (up to LOCALIZE_CAPS by file rank; a file's further symbols only with BM25
+evidence of their own, LOCALIZE_EXTRA_GATE, else the slot goes to the next file), one entry per symbol,
+each with its file's rank. Only `code` chunks are sources; tests and docs tied to a source are `related`.
 
 Source text is untrusted data: it is ranked and quoted by position, never interpreted.
 """
@@ -22,9 +23,11 @@ from lamina.constants import (
     BM25_FIELD_WEIGHTS,
     LOCALIZE_CAPS,
     LOCALIZE_DENSE_DAMPING,
+    LOCALIZE_EXTRA_GATE,
     LOCALIZE_FILE_DEPTH,
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
+    LOCALIZE_ONE_PER_SYMBOL,
     LOCALIZE_PER_FILE,
     LOCALIZE_RANKER_WEIGHTS,
     LOCALIZE_RRF_K,
@@ -211,6 +214,8 @@ class LocalizeParams:
     named_first: bool = True  # within a file, named symbols before `<module>` / `<file>` chunks
     caps: tuple[int, ...] = LOCALIZE_CAPS  # sources of the file at rank 1, 2, … (the last repeats)
     within_k: float = LOCALIZE_WITHIN_FILE_RRF_K  # RRF k of the within-file chunk order
+    one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
+    extra_gate: float = LOCALIZE_EXTRA_GATE  # a file's 2nd+ symbol needs this share of its best BM25 score
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -394,12 +399,16 @@ def _fill_sources(
     wanted = {f for f, _, _ in fused_files[:limit]}
     for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
         rows_of.setdefault(int(layout.file_of[i]), []).append(i)
-    kept: list[dict[str, Any]] = []
+    lexical = chunk_scores.get("lexical")
+    # (file rank, place in the file, entry, passes the gate): every file's candidates up to its cap
+    candidates: list[tuple[int, int, dict[str, Any], bool]] = []
     for file_rank, (f, score, ranks) in enumerate(fused_files[:limit], start=1):
         rows = np.asarray(rows_of.get(f, []), dtype=np.int64)
         entries: list[dict[str, Any]] = []
         file_cap = max(p.caps[min(file_rank, len(p.caps)) - 1], cap) if p.caps else cap
-        for doc in _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k):
+        order = _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k)
+        best = float(lexical[rows].max()) if lexical is not None and rows.size else 0.0
+        for doc in order:
             entry: dict[str, Any] = {
                 "file": corpus.paths[doc],
                 "symbol": corpus.symbols[doc],
@@ -411,20 +420,33 @@ def _fill_sources(
                 "role": SOURCE_ROLE,
                 "reasons": _reasons(corpus, task, doc, ranks, file_rank),
             }
-            twin = next((e for e in entries if e["symbol"] == entry["symbol"] and _overlaps(e, entry)), None)
+            twin = next(
+                (
+                    e
+                    for e in entries
+                    if e["symbol"] == entry["symbol"] and (p.one_per_symbol or _overlaps(e, entry))
+                ),
+                None,
+            )
             if twin is not None:  # another window of a symbol already listed: its reasons only
                 reasons: list[str] = twin["reasons"]
                 twin["reasons"] = reasons + [
                     r for r in _reasons(corpus, task, doc, ranks, file_rank) if r not in reasons
                 ]
                 continue
+            # a file's further symbols take a slot from the next file only with lexical evidence of
+            # their own (`extra_gate` of the file's best chunk score)
+            own = float(lexical[doc]) if lexical is not None else 0.0
+            strong = not entries or best <= 0 or own >= p.extra_gate * best
+            candidates.append((file_rank, len(entries), entry, strong))
             entries.append(entry)
             if len(entries) >= file_cap:
                 break
-        kept.extend(entries[: max(0, limit - len(kept))])
-        if len(kept) >= limit:
-            break
-    return kept
+    chosen = [c for c in candidates if c[3]][:limit]
+    if len(chosen) < limit:  # not enough files: the gated symbols after all, best file first
+        chosen += [c for c in candidates if not c[3]][: limit - len(chosen)]
+    chosen.sort(key=lambda c: (c[0], c[1]))
+    return [c[2] for c in chosen]
 
 
 def _related(
