@@ -11,7 +11,7 @@ exported and quantized here once if missing: needs the `export` extra). Chunks a
 of the Python standard library, so the input is real code and needs no download.
 
 Each pass walks the chunks in slots of SLOT_CHUNKS and runs every contender on a slot before the next
-(A B C D on slot 0, B C D A on slot 1, …: the order rotates). Rates are medians of the pass totals; ratios are medians, over
+(in an order shuffled per slot, so no contender always follows the same other one). Rates are medians of the pass totals; ratios are medians, over
 all slots of all passes, of the ratio of two back-to-back runs, so a burst of load elsewhere rarely falls
 on one side of a pair only. The load average is printed at the start and
 the end; above 1, absolute figures are marked UNTRUSTWORTHY (bench/common.py).

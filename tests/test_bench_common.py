@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -91,13 +92,20 @@ def test_every_performance_bench_prints_the_load_and_judges_its_figures(bench: s
     assert "start_bench(" in source and "print_report(" in source and "load_at_start)" in source
 
 
-def test_interleaved_slots_run_every_action_on_a_slot_before_the_next_in_rotating_order() -> None:
+def test_interleaved_slots_run_every_action_on_a_slot_before_the_next_in_varied_order() -> None:
     order: list[str] = []
     actions = {name: (lambda s, name=name: order.append(f"{name}{s}")) for name in "abc"}
-    passes = interleaved_slots(actions, 2, 2)
-    # every action runs on slot s before any runs on s + 1, and each action leads in turn
-    assert order == ["a0", "b0", "c0", "b1", "c1", "a1", "c0", "a0", "b0", "a1", "b1", "c1"]
-    assert len(passes.wall["a"]) == 4 and len(passes.cpu["b"]) == 4
+    passes = interleaved_slots(actions, 4, 3)
+    runs = [order[start : start + 3] for start in range(0, len(order), 3)]
+    # every action runs on slot s before any runs on the next slot
+    assert [sorted(run) for run in runs] == [[f"a{s}", f"b{s}", f"c{s}"] for _ in range(3) for s in range(4)]
+    # and not always after the same other action: each one is preceded by more than one other
+    before = {name: {prev[0] for prev, cur in itertools.pairwise(order) if cur[0] == name} for name in "abc"}
+    assert all(len(others - {name}) > 1 for name, others in before.items())
+    assert len(passes.wall["a"]) == 12 and len(passes.cpu["b"]) == 12
+    again: list[str] = []
+    interleaved_slots({name: (lambda s, name=name: again.append(f"{name}{s}")) for name in "abc"}, 4, 3)
+    assert again == order  # seeded: a rerun repeats the order
 
 
 def test_paired_speedup_is_the_median_of_back_to_back_ratios() -> None:
