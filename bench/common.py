@@ -4,9 +4,10 @@ Rules (issue 17), so a figure can be trusted or is visibly not:
 - every bench prints the load average itself (os.getloadavg) at its start and next to its figures;
 - timings are medians of several runs, interleaved with the baseline they are compared to (A B A B), so
   a burst of load elsewhere hits both alike, and each figure carries its ratio to that baseline;
-- when the 1-minute load average is above LOAD_LIMIT at the start or at the end of the run, absolute
-  figures (seconds, chunks/s, MB/s, …) are marked UNTRUSTWORTHY in the human lines and `"trusted": false`
-  in the JSON line; ratios and quality figures (unit "ratio", "cosine", …) stay trusted, because both
+- when the 1-minute load average is above LOAD_LIMIT at the start, or at the end once the bench's own
+  share is taken out (the cores its process and its waited-for children kept busy on average: a
+  2-thread bench alone ends near a load of 2; see own_load), absolute figures (seconds, chunks/s, MB/s, …) are marked
+  UNTRUSTWORTHY in the human lines and `"trusted": false` in the JSON line; ratios and quality figures (unit "ratio", "cosine", …) stay trusted, because both
   sides of a ratio ran on the same machine at the same time.
 
 The last line a bench prints is JSON for bench/report.py:
@@ -16,6 +17,7 @@ The last line a bench prints is JSON for bench/report.py:
 from __future__ import annotations
 
 import json
+import math
 import os
 import random
 import statistics
@@ -35,14 +37,32 @@ class LoadAverage:
     one: float
     five: float
     fifteen: float
+    wall: float = 0.0  # time.monotonic() when read
+    cpu: float = 0.0  # CPU seconds of this process and its waited-for children when read
 
     @classmethod
     def now(cls) -> LoadAverage:
         one, five, fifteen = os.getloadavg()
-        return cls(one, five, fifteen)
+        return cls(one, five, fifteen, time.monotonic(), own_cpu_seconds())
 
     def text(self) -> str:
         return f"{self.one:.2f} {self.five:.2f} {self.fifteen:.2f}"
+
+
+def own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system + times.children_user + times.children_system
+
+
+def own_load(start: LoadAverage, end: LoadAverage) -> float:
+    """The bench's own share of the 1-minute load at `end`: the cores its process and waited-for children
+    kept busy on average since `start`, times how far the kernel's one-minute moving average has moved
+    towards them in that time (1 - e^(-t/60)), so a short bench is not credited with more than it added."""
+    elapsed = end.wall - start.wall
+    if elapsed <= 0:
+        return 0.0
+    cores = max(0.0, (end.cpu - start.cpu) / elapsed)
+    return cores * (1.0 - math.exp(-elapsed / 60.0))
 
 
 def quiet_enough(load_one: float, limit: float = LOAD_LIMIT) -> bool:
@@ -163,8 +183,9 @@ def figure(
 def judge(
     figures: list[dict[str, Any]], start: LoadAverage, end: LoadAverage
 ) -> tuple[bool, list[dict[str, Any]]]:
-    """(whether the run was quiet, the figures with "trusted" set). Pure: the loads are passed in."""
-    quiet = quiet_enough(start.one) and quiet_enough(end.one)
+    """(whether the run was quiet, the figures with "trusted" set). Pure: the loads are passed in. At the
+    end, the bench's own cores are not held against it; at the start nothing of it has run yet."""
+    quiet = quiet_enough(start.one) and quiet_enough(end.one - own_load(start, end))
     judged = [{**f, "trusted": quiet or not is_absolute(str(f.get("unit", "")))} for f in figures]
     return quiet, judged
 
@@ -174,7 +195,7 @@ def report_line(f: Mapping[str, Any], load_one: float) -> str:
     mark = (
         ""
         if f.get("trusted", True)
-        else f"  [{UNTRUSTWORTHY}: 1-minute load {load_one:.2f} > {LOAD_LIMIT:g}]"
+        else f"  [{UNTRUSTWORTHY}: 1-minute load from other work {load_one:.2f} > {LOAD_LIMIT:g}]"
     )
     return f"{f['name']}: {f['value']} {f['unit']}{base}{mark}"
 
@@ -185,11 +206,12 @@ def print_report(bench: str, figures: list[dict[str, Any]], start: LoadAverage |
     end = LoadAverage.now()
     start = start or end
     quiet, judged = judge(figures, start, end)
-    busiest = max(start.one, end.one)
+    busiest = max(start.one, end.one - own_load(start, end))
     for f in judged:
         print(report_line(f, busiest))
     print(
         f"[{bench}] load average at start {start.text()}, at end {end.text()}"
+        + f" (the bench's own share of it: {own_load(start, end):.2f})"
         + ("" if quiet else f" — above {LOAD_LIMIT:g}: read the ratios; absolute figures are {UNTRUSTWORTHY}")
     )
     document = {

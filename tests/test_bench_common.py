@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from bench.common import (
     interleaved_slots,
     is_absolute,
     judge,
+    own_load,
     paired_speedup,
     pass_totals,
     print_report,
@@ -115,3 +117,17 @@ def test_paired_speedup_is_the_median_of_back_to_back_ratios() -> None:
     assert paired_speedup(first, second) == pytest.approx(1.2)
     assert sum(second) / sum(first) < 0.5
     assert pass_totals([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 3) == [6.0, 15.0]
+
+
+def test_the_bench_own_share_of_the_load_is_not_held_against_it() -> None:
+    # A 2-thread bench alone for 5 minutes ends near a load of 2: quiet. The same end with only 20 s of
+    # the bench behind it means others were busy: the bench added at most 2 * (1 - e^(-1/3)) ~ 0.57.
+    start = LoadAverage(0.3, 0.3, 0.3, wall=100.0, cpu=10.0)
+    alone = LoadAverage(2.0, 1.5, 0.8, wall=400.0, cpu=10.0 + 2 * 300.0)
+    assert own_load(start, alone) == pytest.approx(2 * (1 - math.exp(-5)))
+    assert judge(FIGURES, start, alone)[0]
+    short = LoadAverage(2.0, 1.5, 0.8, wall=120.0, cpu=10.0 + 2 * 20.0)
+    assert not judge(FIGURES, start, short)[0]
+    others = LoadAverage(4.1, 3.0, 1.2, wall=400.0, cpu=10.0 + 2 * 300.0)  # two more cores of other work
+    assert not judge(FIGURES, start, others)[0]
+    assert own_load(start, start) == 0.0
