@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+import blake3
 import numpy as np
 
 from lamina.cache.record import (
@@ -37,6 +38,7 @@ from lamina.cache.record import (
 )
 from lamina.config import CACHE_MODES, CacheConfig
 from lamina.constants import (
+    REMOTE_CACHE_BATCH_KEYS,
     REMOTE_CACHE_CONNECT_TIMEOUT_SECONDS,
     REMOTE_CACHE_IN_FLIGHT,
     REMOTE_CACHE_MAX_CONSECUTIVE_ERRORS,
@@ -46,6 +48,7 @@ from lamina.constants import (
     REMOTE_CACHE_MAX_RETRIES,
     REMOTE_CACHE_PACK_RECORDS,
     REMOTE_CACHE_PACK_WHOLE_FRACTION,
+    REMOTE_CACHE_PACKS_IN_FLIGHT,
     REMOTE_CACHE_TIMEOUT_SECONDS,
 )
 from lamina.errors import LaminaError
@@ -415,7 +418,6 @@ class RemoteCache:
     ) -> tuple[dict[str, np.ndarray], list[str]]:  # fmt: skip
         """(checked vectors, keys to ask again as records) of one pack's wanted slots (key, offset, length):
         the whole pack (its digest checked) when most of it is wanted, else just those byte ranges."""
-        import blake3
         import obstore
 
         keys = [key for key, _, _ in slots]
@@ -483,7 +485,6 @@ class RemoteCache:
     ) -> Iterator[dict[str, np.ndarray]]:
         """Vectors for the keys the remote holds good records of, a pack (or a batch of records) at a
         time; every other key is a counted miss. Packs first, then one GET per key no good pack held."""
-        from lamina.constants import REMOTE_CACHE_BATCH_KEYS, REMOTE_CACHE_PACKS_IN_FLIGHT
 
         started, errors_before = time.perf_counter(), self.counts.errors + self.counts.pack_errors
         keys = list(dict.fromkeys(keys))
