@@ -79,7 +79,12 @@ GRAPHD_EMBED_MAX_TEXTS = 64
 INDEX_BUFFER_POOL_BYTES = (
     1024 * 1024 * 1024
 )  # Ladybug buffer pool of the index database (a 50k-chunk upload needs >256 MiB)
-PRODUCT_BUFFER_POOL_BYTES = 128 * 1024 * 1024
+# Ladybug buffer pool of the product database. Replacing a product graph is one transaction whose
+# uncommitted nodes, edges and closures live in the pool: at 128 MiB a generated graph of 50 workflows
+# (bench/graph_closure.py's generator) failed with "buffer pool is full", 300 needed > 192 MiB and 1,000
+# > 512 MiB (measured 2026-12-04 with ProductStore.replace at each size; bench/graphd.py had stopped running).
+# The pool is reserved address space, touched only as used, so a small graph's graphd costs no more.
+PRODUCT_BUFFER_POOL_BYTES = 1024 * 1024 * 1024
 # Ladybug checkpoints inside a commit once its write-ahead log passes a threshold (default 16 MiB), which
 # made one small upload in a few take ~0.3 s more. graphd checkpoints the index itself when idle (with
 # garbage collection), and lets a build's commits reach this much WAL first.

@@ -405,3 +405,18 @@ def test_stop_closes_idle_connections_instead_of_waiting_on_them(ws) -> None:
             client.close()
     log = ws.log_path.read_text()
     assert "stopping: closed 3 idle connection(s)" in log
+
+
+def test_a_large_product_graph_imports_and_answers_closures(ws) -> None:
+    # 300 workflows (~5,000 nodes, ~16,000 edges, 15 MB of closures) is one transaction in the product
+    # database's buffer pool; a pool sized for small graphs refused it ("buffer pool is full").
+    from bench.graph_closure import generate_graph_files
+
+    files = generate_graph_files(300)
+    with connect(ws) as client:
+        version = client.call("graph.import", files=files)["graph_version"]
+        assert client.call("status")["graph_version"] == version
+        roots = client.call("graph.roots")["roots"]
+        assert len(roots) > 100
+        closure = client.call("graph.closure", workflow=roots[-1]["id"])
+        assert roots[-1]["id"] in {w["id"] for w in closure["graph"]["workflows"]}
