@@ -1,6 +1,7 @@
 """Workflow selection quality per graph and per task category; thresholds calibrated on some graphs only.
 
 Run: .venv/bin/python bench/quality.py [--calibrate] [--quick] [--lettings PATH] [--no-recall]
+                                      [--held-out FOLDER ...]
 
 Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLITS below):
   lettings-clinic (default since issue 16's second session): calibration lettings (../shared/fixtures/
@@ -10,7 +11,9 @@ Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLI
   clinic-saas  the first session's split (calibration clinic + saas; held out lettings + shop).
 Every constant of the selection section of lamina/constants.py was set on the default split's calibration
 graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
-evaluates the calibration graphs alone.
+evaluates the calibration graphs alone. --held-out FOLDER (repeatable) adds a graph to the held-out set
+without code changes: a folder with product.toml (or product/**/*.toml) + tasks.toml in the clinic/saas
+format, or repo/ + tasks.jsonl in the lettings format (load_folder); it is named after the folder.
 Selection runs in process through lamina.retrieval.selection.select_for_task, with the root index built
 the way graphd builds it (workflow_documents -> workflow_meta -> root_doc_from_meta -> build_root_index)
 and the real development embedder, so the bench measures what users get. Embeddings are cached by text
@@ -183,15 +186,56 @@ def _toml_tasks(name: str, path: Path, index: RootIndex) -> list[Task]:
     return tasks
 
 
-def load_graphs(names: Sequence[str], cache: VectorCache, lettings: Path) -> list[Graph]:
+def _jsonl_tasks(name: str, folder: Path) -> list[Task]:
+    """Tasks in the lettings fixture's format (tasks.jsonl: id, category, task, expected_status,
+    expected_workflows, explicit_workflow, expected_files)."""
+    tasks = []
+    for line in (folder / "tasks.jsonl").read_text().splitlines():
+        if not line.strip():
+            continue
+        t = json.loads(line)
+        tasks.append(
+            Task(
+                name,
+                t["id"],
+                t["task"],
+                t["expected_status"],
+                tuple(t["expected_workflows"]),
+                t.get("explicit_workflow"),
+                LETTINGS_CATEGORY.get(t["category"], t["category"]),
+                tuple(t.get("expected_files") or ()),
+            )
+        )
+    return tasks
+
+
+def load_folder(folder: Path, cache: VectorCache, name: str | None = None) -> Graph:
+    """A graph from a folder in either format the bench knows, found by its files:
+    - clinic/saas format: product.toml (or product/**/*.toml) and tasks.toml (keys as in
+      bench/quality_data/clinic/tasks.toml: text, status, workflows, explicit, optional category);
+    - lettings format: repo/ (with product/**/*.toml) and tasks.jsonl (the fixture's README); file
+      Recall@10 of sources is measured over repo/ as well.
+    The graph is named after the folder unless `name` is given."""
+    name = name or folder.resolve().name
+    if (folder / "tasks.jsonl").exists() and (folder / "repo").is_dir():
+        repo = folder / "repo"
+        index, status_of, _ = root_index(repo, ["product/**/*.toml"], cache)
+        return Graph(name, index, status_of, tuple(_jsonl_tasks(name, folder)), repo)
+    if (folder / "tasks.toml").exists():
+        globs = ["product.toml"] if (folder / "product.toml").exists() else ["product/**/*.toml"]
+        index, status_of, _ = root_index(folder, globs, cache)
+        return Graph(name, index, status_of, tuple(_toml_tasks(name, folder / "tasks.toml", index)))
+    raise SystemExit(f"{folder}: neither tasks.toml (+ product.toml) nor tasks.jsonl + repo/")
+
+
+def load_graphs(
+    names: Sequence[str], cache: VectorCache, lettings: Path, folders: Sequence[Path] = ()
+) -> list[Graph]:
+    """The named graphs of this repository (clinic, saas, shop, lettings), then any `folders`."""
     graphs = []
     for name in names:
         if name in ("clinic", "saas"):
-            folder = ROOT / "bench/quality_data" / name
-            index, status_of, _ = root_index(folder, ["product.toml"], cache)
-            graphs.append(
-                Graph(name, index, status_of, tuple(_toml_tasks(name, folder / "tasks.toml", index)))
-            )
+            graphs.append(load_folder(ROOT / "bench/quality_data" / name, cache, name))
         elif name == "shop":
             folder = ROOT / "examples/shop"
             index, status_of, _ = root_index(folder, ["product/**/*.toml"], cache)
@@ -199,26 +243,8 @@ def load_graphs(names: Sequence[str], cache: VectorCache, lettings: Path) -> lis
             tasks += _toml_tasks(name, ROOT / "bench/quality_data/shop/tasks.toml", index)
             graphs.append(Graph(name, index, status_of, tuple(tasks)))
         elif name == "lettings":
-            repo = lettings / "repo"
-            index, status_of, _ = root_index(repo, ["product/**/*.toml"], cache)
-            tasks = []
-            for line in (lettings / "tasks.jsonl").read_text().splitlines():
-                if not line.strip():
-                    continue
-                t = json.loads(line)
-                tasks.append(
-                    Task(
-                        name,
-                        t["id"],
-                        t["task"],
-                        t["expected_status"],
-                        tuple(t["expected_workflows"]),
-                        t.get("explicit_workflow"),
-                        LETTINGS_CATEGORY[t["category"]],
-                        tuple(t.get("expected_files") or ()),
-                    )
-                )
-            graphs.append(Graph(name, index, status_of, tuple(tasks), repo))
+            graphs.append(load_folder(lettings, cache, name))
+    graphs.extend(load_folder(folder, cache) for folder in folders)
     return graphs
 
 
@@ -284,8 +310,8 @@ def objective(scores: dict[str, Score]) -> float:
 
 CALIBRATION_GRID: dict[str, list[Any]] = {
     "dense_min_cosine": [0.25, 0.30, 0.35, 0.40, 0.45, 0.5, 0.6, 9.0],
-    "dense_min_lift": [0.08, 0.10, 0.12, 0.14, 0.16, 0.18, 0.20, 9.0],
-    "agreed_min_lift": [0.06, 0.08, 0.10, 0.12, 0.14, 9.0],
+    "dense_min_lift": [0.08, 0.10, 0.12, 0.14, 0.16, 0.18, 0.20, None],
+    "agreed_min_lift": [0.06, 0.08, 0.10, 0.12, 0.14, None],
     "intent_min_lift": [0.0, 0.08, 0.10, 0.12, 0.15, 0.18, 0.22],
     "lexical_min_coverage": [0.34, 0.5, 0.67, 0.8, 1.01],
     "select_min_margin": [0.0, 0.0005, 0.001, 0.002, 0.004],
@@ -296,7 +322,12 @@ CALIBRATION_GRID: dict[str, list[Any]] = {
     "terse_max_words": [0, 3, 4, 5, 6],
     "terse_ambiguity_margin": [0.02, 0.05, 0.1, 0.15, 0.2, 0.3],
     "compound_max_rank": [2, 3, 5, 10, 99],
-    "intent_relevance": [False, True],
+    "lexical_ambiguity_margin": [0.0, 0.1, 0.2, 0.3, 0.4, 9.0],
+    "intent_max_ranker_rank": [1, 2, 3, 5, 999],
+    "compound_min_gain": [None, -0.02, 0.0, 0.01, 0.02, 0.04],
+    "compound_same_sentence": [False, True],
+    "intent_prefers_fused": [False, True],
+    "intent_pick_in_prior": [False, True],
     "terse_trusts_action": [False, True],
     "agreed_min_cosine": [9.0, 0.35, 0.3, 0.25, 0.2, 0.15],
 }
@@ -391,7 +422,16 @@ def main() -> None:
     parser.add_argument(
         "--calibration-only", action="store_true", help="evaluate the calibration graphs only (while tuning)"
     )
-    parser.add_argument("--no-recall", action="store_true", help="skip file Recall@10 on lettings")
+    parser.add_argument(
+        "--held-out",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FOLDER",
+        help="one more held-out graph (repeatable): a folder with product.toml + tasks.toml, or repo/ + "
+        "tasks.jsonl like the lettings fixture; named after the folder",
+    )
+    parser.add_argument("--no-recall", action="store_true", help="skip file Recall@10 (graphs with a repo/)")
     parser.add_argument("--misses", choices=("calibration", "all"), help="list the tasks selected wrongly")
     args = parser.parse_args()
     from lamina.runtime.embedder import load_embedder
@@ -406,7 +446,11 @@ def main() -> None:
         [n for n in calibration_names if n != "lettings" or have_lettings], cache, args.lettings
     )
     th = calibrate(calibration, cache, Thresholds()) if args.calibrate else Thresholds()
-    graphs = calibration + load_graphs(held_out, cache, args.lettings)
+    extra = [] if args.calibration_only else args.held_out
+    graphs = calibration + load_graphs(held_out, cache, args.lettings, extra)
+    clash = [g.name for g in graphs[len(calibration) :] if g.name in calibration_names]
+    if clash:
+        raise SystemExit(f"--held-out graph named like a calibration graph: {clash}")
     limit = QUICK_TASKS if args.quick else None
     scores = evaluate(graphs, cache, th, limit)
     print(f"thresholds: {th}")

@@ -144,7 +144,7 @@ LEXICAL_MIN_COVERAGE = 0.67
 # ambiguous when the runner-up's fused score is within SELECT_MIN_MARGIN of the best, its cosine within
 # DENSE_AMBIGUITY_MARGIN, and the two rankers do not both rank the best root first.
 # Calibrated on lettings + clinic (grid 0-0.08): 0.08 (0.05 on clinic + saas).
-DENSE_AMBIGUITY_MARGIN = 0.08
+DENSE_AMBIGUITY_MARGIN = 0.03
 RANK_DEPTH = 200  # how deep each ranker's list goes before fusion
 
 # --- Runtime asset build (lamina/runtime; measured in docs/runtime.md) ----------------------------
@@ -235,7 +235,7 @@ QUANT_CHOICE_REASON = (
 # this many content words (task stopwords left out); shorter pieces join a neighbour, so "write and sign
 # the note" stays one piece. Measured 2-5 on clinic + saas (objective 0.769, 0.786, 0.794, 0.674): 4; not
 # re-measured on lettings + clinic (an unfinished run this session).
-MIN_INTENT_WORDS = 4
+MIN_INTENT_WORDS = 3
 # A task is read as at most this many intents (a long bug report stays a few pieces); 2, 3 and 4 measure
 # the same on clinic + saas.
 MAX_INTENTS = 4
@@ -249,8 +249,6 @@ INTENT_MIN_COSINE = 0.40
 INTENT_MIN_LIFT = 0.12
 INTENT_MIN_MARGIN = 0.0
 COMPOUND_MAX_RANK = 3
-# Judge relevance on the best of the task's and its intents' cosine and lift (grid False/True: False).
-INTENT_RELEVANCE = False
 # When BM25 and cosine both rank the same active root first, it is relevant from this cosine on (the lower
 # of this and DENSE_MIN_COSINE). Grid 9 (off), 0.35 .. 0.15: 0.25 (the same on both splits).
 AGREED_MIN_COSINE = 0.25
@@ -258,8 +256,8 @@ AGREED_MIN_COSINE = 0.25
 # roots, a scale that does not fall with the task's length): relevant from DENSE_MIN_LIFT on, from
 # AGREED_MIN_LIFT when both rankers rank it first. Grids 0.08-0.20 and 0.06-0.14, 9 = off: both off (no
 # value raised the objective over the absolute cosine and coverage thresholds). Kept as named settings.
-DENSE_MIN_LIFT = 9.0
-AGREED_MIN_LIFT = 9.0
+DENSE_MIN_LIFT: float | None = None
+AGREED_MIN_LIFT: float | None = None
 # A task whose nearest root (fused) is inactive, with a cosine at least this much over the best active
 # root's, asks for a new workflow; the inactive root stays in candidates as filtered (grid 0-0.2, 9 = off:
 # 0.0 on both splits).
@@ -283,6 +281,13 @@ TERSE_TRUSTS_ACTION = True
 # alone 22 / 47, best facet alone 30 / 51, their sum (FACET_WEIGHT 0.5) 31 / 53. Other weights were not
 # measured (an unfinished run).
 FACET_WEIGHT = 0.5
+# PLACEHOLDER new constants (session 8)
+LEXICAL_AMBIGUITY_MARGIN = 9.0
+INTENT_MAX_RANKER_RANK = 999
+COMPOUND_MIN_GAIN: float | None = None
+COMPOUND_SAME_SENTENCE = True
+INTENT_PREFERS_FUSED = True
+INTENT_PICK_IN_PRIOR = False
 
 # --- Source localization: files first, roles, tasks read like a developer (issue 15) ---------------
 # Chosen on the tuning split of bench/localization_repos.toml (aiohttp, jsoup, tokio, typeorm: 285 commits)

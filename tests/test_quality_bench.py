@@ -64,3 +64,35 @@ def test_the_loop_embeds_each_text_once_and_is_deterministic(tmp_path: Path) -> 
     cache.save()
     with np.load(cache.path) as data:
         assert sorted(data["texts"].tolist()) == sorted(cache.vectors)
+
+
+def test_a_held_out_graph_is_added_from_a_folder_in_either_format(tmp_path: Path) -> None:
+    """--held-out FOLDER: clinic/saas format (product.toml + tasks.toml) or lettings format (repo/ +
+    tasks.jsonl), told apart by their files and named after the folder."""
+    import json
+    import shutil
+
+    clinic = Path(quality.ROOT) / "bench/quality_data/clinic"
+    toml_folder = tmp_path / "vets"
+    toml_folder.mkdir()
+    shutil.copy(clinic / "product.toml", toml_folder / "product.toml")
+    shutil.copy(clinic / "tasks.toml", toml_folder / "tasks.toml")
+    jsonl_folder = tmp_path / "kennels"
+    (jsonl_folder / "repo/product").mkdir(parents=True)
+    shutil.copy(clinic / "product.toml", jsonl_folder / "repo/product/graph.toml")
+    rows = [
+        {"id": "k1", "category": "paraphrase_single", "task": "Reserve an open slot with a doctor online",
+         "expected_status": "selected", "expected_workflows": ["book-appointment"], "explicit_workflow": None,
+         "expected_files": []},
+        {"id": "k2", "category": "new_workflow", "task": "Sell pet food in the waiting room",
+         "expected_status": "new_workflow_required", "expected_workflows": [], "explicit_workflow": None,
+         "expected_files": []},
+    ]  # fmt: skip
+    (jsonl_folder / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cache = _cache(tmp_path)
+    vets, kennels = quality.load_graphs([], cache, tmp_path, [toml_folder, jsonl_folder])
+    assert vets.name == "vets" and vets.repo is None
+    assert Counter(t.category for t in vets.tasks)["compound"] == 6
+    assert kennels.name == "kennels" and kennels.repo == jsonl_folder / "repo"
+    assert [(t.id, t.category) for t in kennels.tasks] == [("k1", "paraphrase"), ("k2", "absent")]
+    assert set(quality.evaluate([vets, kennels], cache, Thresholds())) == {"vets", "kennels"}

@@ -187,10 +187,83 @@ def test_relevance_by_lift_lets_a_long_task_whose_root_stands_out_be_selected() 
     task = "A long bug report about a lab order that never reached the laboratory after the vet placed it"
     whole = _scores(task, [0.33, 0.10, 0.05])  # every cosine is low, the first root stands out
     assert lift(whole.dense, ROOTS, "order-lab-test") == pytest.approx(0.33 - (0.33 + 0.10) / 2, abs=1e-6)
-    off = replace(TH, dense_min_lift=9.0, agreed_min_lift=9.0)
+    off = replace(TH, dense_min_lift=None, agreed_min_lift=None)
     assert (
         select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, off).status == "new_workflow_required"
     )
     on = replace(TH, dense_min_lift=0.1, agreed_min_lift=0.1)
     sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, on)
     assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
+
+
+def test_pieces_keep_their_words_and_know_their_sentence() -> None:
+    from lamina.retrieval.intents import split_intents_in_sentences
+
+    # A short piece joins its neighbour with the words between them as written ("writes and signs").
+    task = "The physician writes and signs the medication order and sends it electronically to the local pharmacy"
+    assert split_intents(task) == (
+        "The physician writes and signs the medication order",
+        "sends it electronically to the local pharmacy",
+    )
+    # A second sentence is a new sentence (context) unless it starts with a word that adds a request.
+    report = "Someone asked us to delete everything we hold. Our tool kept their passport scan."
+    assert split_intents_in_sentences(report) == (
+        ("Someone asked us to delete everything we hold", 0),
+        ("Our tool kept their passport scan", 1),
+    )
+    request = "Fix the refund total for partial orders. Also email the customer a receipt of the refund"
+    assert split_intents_in_sentences(request) == (
+        ("Fix the refund total for partial orders", 0),
+        ("email the customer a receipt of the refund", 0),
+    )
+    assert split_intents_in_sentences("Write and sign the visit note") == (("Write and sign the visit note", 0),)
+
+
+def test_intents_in_different_sentences_do_not_make_a_compound_when_the_rule_is_on() -> None:
+    from dataclasses import replace
+
+    task = "When a vet orders blood tests. The lab fee on the client's bill is wrong"
+    whole = _scores(task, [0.50, 0.45, 0.1])
+    first = _scores("When a vet orders blood tests", [0.60, 0.20, 0.1])
+    second = replace(_scores("The lab fee on the client's bill is wrong", [0.2, 0.55, 0.1]), sentence=1)
+    on = replace(TH, compound_same_sentence=True)
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, on, [first, second])
+    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
+    off = replace(TH, compound_same_sentence=False)
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, off, [first, second])
+    assert sel.status == "multi_workflow"
+
+
+def test_union_gain_measures_what_a_second_root_adds_over_the_best_single_one() -> None:
+    from lamina.retrieval.selection import union_gain
+
+    two_jobs = [_scores("a", [0.6, 0.2, 0.9]), _scores("b", [0.2, 0.5, 0.9])]  # root 2 is retired: ignored
+    # best single active root: mean 0.4 (root 0) or 0.35 (root 1); the pair explains both: mean 0.55.
+    assert union_gain(two_jobs, ROOTS, 0, 1) == pytest.approx(0.15, abs=1e-6)
+    one_job = [_scores("a", [0.6, 0.2, 0.0]), _scores("b", [0.55, 0.5, 0.0])]
+    assert union_gain(one_job, ROOTS, 0, 1) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_leads_are_measured_on_each_rankers_own_scale_against_the_best_other_active_root() -> None:
+    from lamina.retrieval.selection import active_mean, leads, lift
+
+    scores = _scores("t", [0.50, 0.45, 0.9], [4.0, 3.0, 8.0])  # the retired root never counts
+    dense_lead, lexical_lead = leads(scores, ROOTS, "order-lab-test")
+    assert dense_lead == pytest.approx(0.05, abs=1e-6) and lexical_lead == pytest.approx(0.25)
+    dense_lead, lexical_lead = leads(scores, ROOTS, "send-bill")
+    assert dense_lead == pytest.approx(-0.05, abs=1e-6) and lexical_lead == pytest.approx(-0.25)
+    mean = active_mean(scores.dense, ROOTS)
+    assert mean == pytest.approx(0.475, abs=1e-6)
+    assert lift(scores.dense, ROOTS, "send-bill", mean) == lift(scores.dense, ROOTS, "send-bill")
+
+
+def test_ambiguous_needs_every_ranker_to_leave_the_top_two_close() -> None:
+    from dataclasses import replace
+
+    task = "Lab order and invoice totals disagree for some visits this month"
+    th = replace(TH, select_min_margin=9.0, dense_ambiguity_margin=0.05, lexical_ambiguity_margin=0.2)
+    close = _scores(task, [0.50, 0.48, 0.1], [1.0, 0.9, 0.0])
+    assert select(task, ROOTS, close.lexical, close.coverage, close.dense, th).status == "ambiguous"
+    # BM25 separates them (lead 0.5 of the best score): selected, though the cosines are close.
+    apart = _scores(task, [0.50, 0.48, 0.1], [2.0, 1.0, 0.0])
+    assert select(task, ROOTS, apart.lexical, apart.coverage, apart.dense, th).workflows == ("order-lab-test",)

@@ -28,6 +28,9 @@ _BOUNDARY = re.compile(
     """,
     re.VERBOSE | re.IGNORECASE,
 )
+# A sentence that starts with one of these adds a request to the one before ("… Also send …").
+_ADDS_REQUEST = re.compile(r"(?:also|then|plus|and|additionally)\b", re.IGNORECASE)
+_ADDS_REQUEST_WORD = re.compile(r"^(?:also|then|plus|and|additionally)\s+", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 
 
@@ -36,27 +39,55 @@ def content_words(text: str) -> list[str]:
     return [w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 1 and w not in TASK_STOPWORDS]
 
 
-def split_intents(task: str) -> tuple[str, ...]:
-    """The task's candidate intents, in order; one piece (the whole task) when it has no usable cut.
+def _pieces(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, sentence) of every piece of `text` between two boundaries. A piece's sentence counts the
+    sentence ends before it, except those followed by a word that adds a request ("Also", "Then", "Plus",
+    "And"): a second sentence that only gives context is not a second request."""
+    out: list[tuple[int, int, int]] = []
+    pos, sentence = 0, 0
+    for m in _BOUNDARY.finditer(text):
+        if text[pos : m.start()].strip(" ,.;:!?"):
+            out.append((pos, m.start(), sentence))
+        if m.group(0).strip() == "" and not _ADDS_REQUEST.match(text, m.end()):
+            sentence += 1  # a bare sentence end (every other boundary contains a word or a mark)
+        pos = m.end()
+    if text[pos:].strip(" ,.;:!?"):
+        out.append((pos, len(text), sentence))
+    return out
 
-    At most MAX_INTENTS pieces: a longer list is merged pairwise from the end, so a long bug report
-    never turns into many weak intents."""
+
+def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
+    """The task's candidate intents with the sentence each belongs to, in order; one piece (the whole task,
+    sentence 0) when it has no usable cut.
+
+    Pieces with fewer than MIN_INTENT_WORDS content words join their neighbour (the text between them
+    kept as written, so "writes and signs" stays "writes and signs"). At most MAX_INTENTS pieces: a longer
+    list is merged pairwise from the end, so a long bug report never turns into many weak intents."""
     text = " ".join(task.split())
-    pieces = [p.strip(" ,.;:!?") for p in _BOUNDARY.split(text)]
-    pieces = [p for p in pieces if p]
-    merged: list[str] = []
+    pieces = _pieces(text)
+
+    def words(piece: tuple[int, int, int]) -> int:
+        return len(content_words(text[piece[0] : piece[1]]))
+
+    merged: list[tuple[int, int, int]] = []
     for piece in pieces:
-        if merged and len(content_words(merged[-1])) < MIN_INTENT_WORDS:
-            merged[-1] = f"{merged[-1]} {piece}"
+        if merged and words(merged[-1]) < MIN_INTENT_WORDS:
+            merged[-1] = (merged[-1][0], piece[1], piece[2])
         else:
             merged.append(piece)
-    if len(merged) > 1 and len(content_words(merged[-1])) < MIN_INTENT_WORDS:
+    while len(merged) > 1 and (words(merged[-1]) < MIN_INTENT_WORDS or len(merged) > MAX_INTENTS):
         last = merged.pop()
-        merged[-1] = f"{merged[-1]} {last}"
-    while len(merged) > MAX_INTENTS:
-        last = merged.pop()
-        merged[-1] = f"{merged[-1]} {last}"
-    return tuple(merged) if len(merged) > 1 else (text,)
+        merged[-1] = (merged[-1][0], last[1], merged[-1][2])
+    if len(merged) < 2:
+        return ((text, 0),)
+    return tuple(
+        (_ADDS_REQUEST_WORD.sub("", text[s:e].strip(" ,.;:!?"), count=1), sentence) for s, e, sentence in merged
+    )
+
+
+def split_intents(task: str) -> tuple[str, ...]:
+    """The task's candidate intents, in order (split_intents_in_sentences without the sentences)."""
+    return tuple(piece for piece, _ in split_intents_in_sentences(task))
 
 
 def selection_texts(task: str) -> tuple[str, ...]:

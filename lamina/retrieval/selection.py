@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,8 @@ from lamina.constants import (
     ACTION_BOOST,
     AGREED_MIN_COSINE,
     AGREED_MIN_LIFT,
+    COMPOUND_MIN_GAIN,
+    COMPOUND_SAME_SENTENCE,
     BOOST_CAP,
     BOOSTS,
     CANDIDATES_LIMIT,
@@ -33,8 +35,11 @@ from lamina.constants import (
     INACTIVE_NEAR_MARGIN,
     INTENT_MIN_COSINE,
     INTENT_MIN_LIFT,
+    INTENT_MAX_RANKER_RANK,
     INTENT_MIN_MARGIN,
-    INTENT_RELEVANCE,
+    INTENT_PICK_IN_PRIOR,
+    INTENT_PREFERS_FUSED,
+    LEXICAL_AMBIGUITY_MARGIN,
     LEXICAL_MIN_COVERAGE,
     RANK_DEPTH,
     RRF_K,
@@ -46,7 +51,7 @@ from lamina.constants import (
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
-from lamina.retrieval.intents import content_words, split_intents
+from lamina.retrieval.intents import content_words, split_intents_in_sentences
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -93,11 +98,16 @@ class Thresholds:
     terse_ambiguity_margin: float = TERSE_AMBIGUITY_MARGIN
     compound_max_rank: int = COMPOUND_MAX_RANK
     terse_trusts_action: bool = TERSE_TRUSTS_ACTION
-    intent_relevance: bool = INTENT_RELEVANCE
     agreed_min_cosine: float = AGREED_MIN_COSINE
-    dense_min_lift: float = DENSE_MIN_LIFT
-    agreed_min_lift: float = AGREED_MIN_LIFT
+    dense_min_lift: float | None = DENSE_MIN_LIFT  # None: relevance by lift is off
+    agreed_min_lift: float | None = AGREED_MIN_LIFT
     intent_min_lift: float = INTENT_MIN_LIFT
+    lexical_ambiguity_margin: float = LEXICAL_AMBIGUITY_MARGIN
+    intent_max_ranker_rank: int = INTENT_MAX_RANKER_RANK
+    compound_min_gain: float | None = COMPOUND_MIN_GAIN  # None: no union-gain test
+    compound_same_sentence: bool = COMPOUND_SAME_SENTENCE
+    intent_prefers_fused: bool = INTENT_PREFERS_FUSED
+    intent_pick_in_prior: bool = INTENT_PICK_IN_PRIOR
 
 
 @dataclass(frozen=True)
@@ -203,6 +213,7 @@ class TextScores:
     lexical: np.ndarray
     coverage: np.ndarray
     dense: np.ndarray | None
+    sentence: int = 0  # an intent's sentence (intents.split_intents_in_sentences); 0 for the whole task
 
 
 def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str] = ()) -> list[Candidate]:
@@ -240,15 +251,38 @@ def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str
     return candidates
 
 
-def lift(dense: np.ndarray | None, roots: Sequence[RootDoc], workflow: str) -> float | None:
-    """How far a root's cosine stands above the mean cosine of the active roots: a scale that does not
-    depend on how long the task is (a long bug report has lower cosines with every root, the relevant one
-    still stands out) nor on how many roots the graph has."""
+def active_mean(dense: np.ndarray | None, roots: Sequence[RootDoc]) -> float | None:
+    """The mean cosine of the active roots for one text: the baseline `lift` is measured from. Computed once
+    per text vector."""
     if dense is None:
         return None
     active = [i for i, r in enumerate(roots) if r.status == "active"]
+    return float(np.mean(dense[active])) if active else None
+
+
+def lift(dense: np.ndarray | None, roots: Sequence[RootDoc], workflow: str, mean: float | None = None) -> float | None:
+    """How far a root's cosine stands above the mean cosine of the active roots (`mean`, computed here when
+    not given): a scale that does not depend on how long the task is (a long bug report has lower cosines
+    with every root, the relevant one still stands out) nor on how many roots the graph has."""
+    if dense is None:
+        return None
+    base = active_mean(dense, roots) if mean is None else mean
+    if base is None:
+        return None
     i = next(n for n, r in enumerate(roots) if r.workflow == workflow)
-    return float(dense[i]) - float(np.mean(dense[active])) if active else None
+    return float(dense[i]) - base
+
+
+def union_gain(intents: Sequence[TextScores], roots: Sequence[RootDoc], a: int, b: int) -> float:
+    """How much better two roots together explain the intents than the best single active root does: the
+    mean over intents of the better of a's and b's cosine, minus the best mean cosine any one active root
+    reaches over the same intents. One job said with "and" has a root that explains every piece (gain ~0);
+    two jobs need two roots (gain > 0)."""
+    active = [i for i, r in enumerate(roots) if r.status == "active"]
+    matrix = np.vstack([x.dense for x in intents if x.dense is not None])  # intents x roots
+    pair = float(np.mean(np.maximum(matrix[:, a], matrix[:, b])))
+    single = float(np.max(np.mean(matrix[:, active], axis=0)))
+    return pair - single
 
 
 def compound_roots(
@@ -259,41 +293,86 @@ def compound_roots(
 ) -> tuple[list[str], list[Candidate]]:
     """The active roots that different intents of the task each select with confidence, in intent order.
 
-    An intent selects its best active root when that root's cosine reaches `intent_min_cosine`. Two such
-    roots A (of intent i) and B (of intent j) are both needed only when intent i prefers A to B and intent
-    j prefers B to A, each by at least `intent_margin` in cosine: one job said with "and" gives intents
-    whose best roots agree or are not separated, and stays one selection. With `task_rank` (an active
-    root's rank for the whole task), a pick must also rank within `compound_max_rank` for the whole task.
-    Returns the roots and, for each, its candidate entry from the intent that chose it (its evidence)."""
+    An intent picks its best active root (fused ranking of the intent alone) when that root's cosine
+    reaches `intent_min_cosine`, its lift reaches `intent_min_lift`, both of the intent's rankers put it
+    within `intent_max_ranker_rank` (their agreement), and, with `task_rank` (an active root's rank for the
+    whole task, the prior), it ranks within `compound_max_rank` for the whole task. Two picks A (of intent
+    i) and B (of intent j) are both needed only when intent i prefers A to B and intent j prefers B to A,
+    each by at least `intent_margin` in cosine, when together they explain the intents better than any one
+    root by at least `compound_min_gain` (`union_gain`), and (`compound_same_sentence`) when i and j are in
+    one sentence: one job said with "and" gives intents whose best roots agree or are not separated, and
+    stays one selection. Returns the roots and, for each, its candidate entry from the intent that chose it
+    (its evidence)."""
     index_of = {r.workflow: i for i, r in enumerate(roots)}
     picks: list[tuple[int, Candidate]] = []  # (intent, its best active root)
+    fused: dict[int, dict[str, float]] = {}  # intent -> root -> its fused score for that intent
     for k, intent in enumerate(intents):
         if intent.dense is None:
             return [], []
-        active = [c for c in rank_roots(intent, roots) if c.filtered is None]
-        stands_out = (
-            (lift(intent.dense, roots, active[0].workflow) or 0.0) >= thresholds.intent_min_lift
-            if active
-            else False
+        ranked = rank_roots(intent, roots)
+        fused[k] = {c.workflow: c.score for c in ranked}
+        active = [c for c in ranked if c.filtered is None]
+        if thresholds.intent_pick_in_prior and task_rank is not None:
+            # The whole task's ranking as a prior: an intent picks among the task's best roots only.
+            active = [c for c in active if task_rank.get(c.workflow, RANK_DEPTH + 1) <= thresholds.compound_max_rank]
+        if not active:
+            continue
+        best = active[0]
+        stands_out = (lift(intent.dense, roots, best.workflow) or 0.0) >= thresholds.intent_min_lift
+        agreed = max(best.lexical_rank or RANK_DEPTH + 1, best.dense_rank or RANK_DEPTH + 1) <= (
+            thresholds.intent_max_ranker_rank
         )
-        if active and (active[0].cosine or 0.0) >= thresholds.intent_min_cosine and stands_out:
-            rank = None if task_rank is None else task_rank.get(active[0].workflow)
+        if (best.cosine or 0.0) >= thresholds.intent_min_cosine and stands_out and agreed:
+            rank = None if task_rank is None else task_rank.get(best.workflow)
             if task_rank is None or (rank is not None and rank <= thresholds.compound_max_rank):
-                picks.append((k, active[0]))
+                picks.append((k, best))
     chosen: dict[str, Candidate] = {}
     for (i, a), (j, b) in itertools.combinations(picks, 2):
         if a.workflow == b.workflow:
             continue
+        if thresholds.compound_same_sentence and intents[i].sentence != intents[j].sentence:
+            continue
         ia, ib = index_of[a.workflow], index_of[b.workflow]
         di, dj = intents[i].dense, intents[j].dense
         assert di is not None and dj is not None
+        if thresholds.intent_prefers_fused:  # each intent's fused ranking (both rankers) prefers its own
+            prefers = fused[i].get(a.workflow, 0.0) > fused[i].get(b.workflow, 0.0) and fused[j].get(
+                b.workflow, 0.0
+            ) > fused[j].get(a.workflow, 0.0)
+        else:
+            prefers = (
+                float(di[ia] - di[ib]) >= thresholds.intent_margin
+                and float(dj[ib] - dj[ia]) >= thresholds.intent_margin
+            )
         if (
-            float(di[ia] - di[ib]) >= thresholds.intent_margin
-            and float(dj[ib] - dj[ia]) >= thresholds.intent_margin
+            prefers
+            and (
+                thresholds.compound_min_gain is None
+                or union_gain(intents, roots, ia, ib) >= thresholds.compound_min_gain
+            )
         ):
             chosen.setdefault(a.workflow, a)
             chosen.setdefault(b.workflow, b)
     return list(chosen), list(chosen.values())
+
+
+def leads(
+    scores: TextScores, roots: Sequence[RootDoc], workflow: str
+) -> tuple[float | None, float]:
+    """How far a root leads the best *other* active root on each ranker's own scale: cosine minus the
+    runner-up's cosine, and BM25 minus the runner-up's BM25 as a share of the best active BM25 (0 when no
+    active root matched a word). Negative when the root is not that ranker's first. Both clearly positive
+    means both rankers agree and separate it; both small means the task does not tell the roots apart."""
+    i = next(n for n, r in enumerate(roots) if r.workflow == workflow)
+    others = [n for n, r in enumerate(roots) if r.status == "active" and n != i]
+    if not others:
+        return None, 1.0
+    dense_lead = None
+    if scores.dense is not None:
+        dense_lead = float(scores.dense[i]) - float(np.max(scores.dense[others]))
+    top = max(float(scores.lexical[i]), float(np.max(scores.lexical[others])))
+    lexical_lead = 0.0 if top <= 0.0 else (float(scores.lexical[i]) - float(np.max(scores.lexical[others]))) / top
+    return dense_lead, lexical_lead
 
 
 def select(
@@ -330,11 +409,6 @@ def select(
     if not active:
         return Selection("new_workflow_required", (), shown, ("no active root matched",))
     best = active[0]
-    best_cosine = best.cosine
-    if thresholds.intent_relevance and best_cosine is not None:
-        # A long task's vector is diluted by its other sentences: the intent nearest the root counts.
-        i = next(n for n, r in enumerate(roots) if r.workflow == best.workflow)
-        best_cosine = max([best_cosine, *(float(x.dense[i]) for x in intents if x.dense is not None)])
     # Both rankers putting the same root first is evidence too: then a lower cosine is enough.
     agreed = best.lexical_rank == 1 and best.dense_rank == 1
     min_cosine = (
@@ -342,20 +416,20 @@ def select(
         if agreed
         else thresholds.dense_min_cosine
     )
-    best_lift = lift(dense_scores, roots, best.workflow)
-    if thresholds.intent_relevance and best_lift is not None:
-        best_lift = max([best_lift, *(lift(x.dense, roots, best.workflow) or 0.0 for x in intents)])
-    min_lift = (
-        min(thresholds.dense_min_lift, thresholds.agreed_min_lift) if agreed else thresholds.dense_min_lift
-    )
+    min_lift = thresholds.agreed_min_lift if agreed else thresholds.dense_min_lift
+    if agreed and thresholds.dense_min_lift is not None and min_lift is not None:
+        min_lift = min(min_lift, thresholds.dense_min_lift)
+    elif agreed and min_lift is None:
+        min_lift = thresholds.dense_min_lift
+    best_lift = None if min_lift is None else lift(dense_scores, roots, best.workflow)
     relevant = (
-        (best_cosine is not None and best_cosine >= min_cosine)
-        or (best_lift is not None and best_lift >= min_lift)
+        (best.cosine is not None and best.cosine >= min_cosine)
+        or (best_lift is not None and min_lift is not None and best_lift >= min_lift)
         or best.coverage >= thresholds.lexical_min_coverage
     )
-    if not relevant:
-        return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
     top = candidates[0]
+    # A retired or deprecated root nearer the task than any active one: the product had this behaviour and
+    # dropped it, so the task asks for a new workflow; the filtered root stays visible in candidates.
     if (
         top.filtered is not None
         and top.cosine is not None
@@ -363,16 +437,19 @@ def select(
         and top.cosine - best.cosine >= thresholds.inactive_margin
     ):
         return Selection("new_workflow_required", (), shown, (f"nearest root is {top.filtered}",))
+    if not relevant:
+        return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
     if len(active) > 1:
         second = active[1]
+        whole = TextScores(task, lexical_scores, coverage, dense_scores)
+        dense_lead, lexical_lead = leads(whole, roots, best.workflow)
+        # Ambiguous when neither the fused score, nor the cosine, nor BM25 separates the best root from the
+        # runner-up: each ranker's own lead is measured on its own scale, so agreement of the two rankers
+        # counts only when at least one of them also separates the roots.
         close_score = best.score - second.score < thresholds.select_min_margin
-        close_dense = (
-            best.cosine is None
-            or second.cosine is None
-            or abs(best.cosine - second.cosine) < thresholds.dense_ambiguity_margin
-        )
-        both_rankers_agree = best.lexical_rank == 1 and best.dense_rank == 1
-        if close_score and close_dense and not both_rankers_agree:
+        close_dense = dense_lead is None or dense_lead < thresholds.dense_ambiguity_margin
+        close_lexical = lexical_lead < thresholds.lexical_ambiguity_margin
+        if close_score and close_dense and close_lexical:
             return Selection("ambiguous", (), shown, ("top roots not separated",))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
         # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
@@ -422,11 +499,12 @@ def task_scores(
     """The task's scores against every root, and each of its intents' when it has several and their
     vectors are given (`intent_vectors` maps each text of intents.selection_texts(task) to its embedding)."""
     whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector, facets)
-    pieces = split_intents(task)
-    if intent_vectors is None or len(pieces) < 2 or not all(p in intent_vectors for p in pieces):
+    pieces = split_intents_in_sentences(task)
+    if intent_vectors is None or len(pieces) < 2 or not all(p in intent_vectors for p, _ in pieces):
         return whole, ()
     return whole, tuple(
-        text_scores(p, root_bm25, len(roots), root_matrix, intent_vectors[p], facets) for p in pieces
+        replace(text_scores(p, root_bm25, len(roots), root_matrix, intent_vectors[p], facets), sentence=n)
+        for p, n in pieces
     )
 
 
