@@ -81,7 +81,8 @@ def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
     if len(merged) < 2:
         return ((text, 0),)
     return tuple(
-        (_ADDS_REQUEST_WORD.sub("", text[s:e].strip(" ,.;:!?"), count=1), sentence) for s, e, sentence in merged
+        (_ADDS_REQUEST_WORD.sub("", text[s:e].strip(" ,.;:!?"), count=1), sentence)
+        for s, e, sentence in merged
     )
 
 

@@ -22,12 +22,11 @@ from lamina.constants import (
     ACTION_BOOST,
     AGREED_MIN_COSINE,
     AGREED_MIN_LIFT,
-    COMPOUND_MIN_GAIN,
-    COMPOUND_SAME_SENTENCE,
     BOOST_CAP,
     BOOSTS,
     CANDIDATES_LIMIT,
     COMPOUND_MAX_RANK,
+    COMPOUND_SAME_SENTENCE,
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
     DENSE_MIN_LIFT,
@@ -35,9 +34,7 @@ from lamina.constants import (
     INACTIVE_NEAR_MARGIN,
     INTENT_MIN_COSINE,
     INTENT_MIN_LIFT,
-    INTENT_MAX_RANKER_RANK,
     INTENT_MIN_MARGIN,
-    INTENT_PICK_IN_PRIOR,
     INTENT_PREFERS_FUSED,
     LEXICAL_AMBIGUITY_MARGIN,
     LEXICAL_MIN_COVERAGE,
@@ -102,12 +99,9 @@ class Thresholds:
     dense_min_lift: float | None = DENSE_MIN_LIFT  # None: relevance by lift is off
     agreed_min_lift: float | None = AGREED_MIN_LIFT
     intent_min_lift: float = INTENT_MIN_LIFT
-    lexical_ambiguity_margin: float = LEXICAL_AMBIGUITY_MARGIN
-    intent_max_ranker_rank: int = INTENT_MAX_RANKER_RANK
-    compound_min_gain: float | None = COMPOUND_MIN_GAIN  # None: no union-gain test
+    lexical_ambiguity_margin: float | None = LEXICAL_AMBIGUITY_MARGIN  # None: BM25's lead is not consulted
     compound_same_sentence: bool = COMPOUND_SAME_SENTENCE
     intent_prefers_fused: bool = INTENT_PREFERS_FUSED
-    intent_pick_in_prior: bool = INTENT_PICK_IN_PRIOR
 
 
 @dataclass(frozen=True)
@@ -260,7 +254,9 @@ def active_mean(dense: np.ndarray | None, roots: Sequence[RootDoc]) -> float | N
     return float(np.mean(dense[active])) if active else None
 
 
-def lift(dense: np.ndarray | None, roots: Sequence[RootDoc], workflow: str, mean: float | None = None) -> float | None:
+def lift(
+    dense: np.ndarray | None, roots: Sequence[RootDoc], workflow: str, mean: float | None = None
+) -> float | None:
     """How far a root's cosine stands above the mean cosine of the active roots (`mean`, computed here when
     not given): a scale that does not depend on how long the task is (a long bug report has lower cosines
     with every root, the relevant one still stands out) nor on how many roots the graph has."""
@@ -273,18 +269,6 @@ def lift(dense: np.ndarray | None, roots: Sequence[RootDoc], workflow: str, mean
     return float(dense[i]) - base
 
 
-def union_gain(intents: Sequence[TextScores], roots: Sequence[RootDoc], a: int, b: int) -> float:
-    """How much better two roots together explain the intents than the best single active root does: the
-    mean over intents of the better of a's and b's cosine, minus the best mean cosine any one active root
-    reaches over the same intents. One job said with "and" has a root that explains every piece (gain ~0);
-    two jobs need two roots (gain > 0)."""
-    active = [i for i, r in enumerate(roots) if r.status == "active"]
-    matrix = np.vstack([x.dense for x in intents if x.dense is not None])  # intents x roots
-    pair = float(np.mean(np.maximum(matrix[:, a], matrix[:, b])))
-    single = float(np.max(np.mean(matrix[:, active], axis=0)))
-    return pair - single
-
-
 def compound_roots(
     intents: Sequence[TextScores],
     roots: Sequence[RootDoc],
@@ -293,16 +277,15 @@ def compound_roots(
 ) -> tuple[list[str], list[Candidate]]:
     """The active roots that different intents of the task each select with confidence, in intent order.
 
-    An intent picks its best active root (fused ranking of the intent alone) when that root's cosine
-    reaches `intent_min_cosine`, its lift reaches `intent_min_lift`, both of the intent's rankers put it
-    within `intent_max_ranker_rank` (their agreement), and, with `task_rank` (an active root's rank for the
-    whole task, the prior), it ranks within `compound_max_rank` for the whole task. Two picks A (of intent
-    i) and B (of intent j) are both needed only when intent i prefers A to B and intent j prefers B to A,
-    each by at least `intent_margin` in cosine, when together they explain the intents better than any one
-    root by at least `compound_min_gain` (`union_gain`), and (`compound_same_sentence`) when i and j are in
-    one sentence: one job said with "and" gives intents whose best roots agree or are not separated, and
-    stays one selection. Returns the roots and, for each, its candidate entry from the intent that chose it
-    (its evidence)."""
+    An intent picks its best active root (the fused ranking of the intent alone) when that root's cosine
+    reaches `intent_min_cosine` and its lift reaches `intent_min_lift`, and, with `task_rank` (an active
+    root's rank for the whole task: the prior), when it ranks within `compound_max_rank` for the whole task.
+    Two picks A (of intent i) and B (of intent j) are both needed only when intent i prefers A to B and
+    intent j prefers B to A — by their fused scores for that intent (`intent_prefers_fused`: both rankers),
+    else by at least `intent_margin` in cosine — and (`compound_same_sentence`) when i and j are in one
+    sentence: one job said with "and" gives intents whose best roots agree or are not separated, and a
+    second sentence that only gives context is not a second request. Returns the roots and, for each, its
+    candidate entry from the intent that chose it (its evidence)."""
     index_of = {r.workflow: i for i, r in enumerate(roots)}
     picks: list[tuple[int, Candidate]] = []  # (intent, its best active root)
     fused: dict[int, dict[str, float]] = {}  # intent -> root -> its fused score for that intent
@@ -312,17 +295,11 @@ def compound_roots(
         ranked = rank_roots(intent, roots)
         fused[k] = {c.workflow: c.score for c in ranked}
         active = [c for c in ranked if c.filtered is None]
-        if thresholds.intent_pick_in_prior and task_rank is not None:
-            # The whole task's ranking as a prior: an intent picks among the task's best roots only.
-            active = [c for c in active if task_rank.get(c.workflow, RANK_DEPTH + 1) <= thresholds.compound_max_rank]
         if not active:
             continue
         best = active[0]
         stands_out = (lift(intent.dense, roots, best.workflow) or 0.0) >= thresholds.intent_min_lift
-        agreed = max(best.lexical_rank or RANK_DEPTH + 1, best.dense_rank or RANK_DEPTH + 1) <= (
-            thresholds.intent_max_ranker_rank
-        )
-        if (best.cosine or 0.0) >= thresholds.intent_min_cosine and stands_out and agreed:
+        if (best.cosine or 0.0) >= thresholds.intent_min_cosine and stands_out:
             rank = None if task_rank is None else task_rank.get(best.workflow)
             if task_rank is None or (rank is not None and rank <= thresholds.compound_max_rank):
                 picks.append((k, best))
@@ -332,33 +309,25 @@ def compound_roots(
             continue
         if thresholds.compound_same_sentence and intents[i].sentence != intents[j].sentence:
             continue
-        ia, ib = index_of[a.workflow], index_of[b.workflow]
-        di, dj = intents[i].dense, intents[j].dense
-        assert di is not None and dj is not None
-        if thresholds.intent_prefers_fused:  # each intent's fused ranking (both rankers) prefers its own
+        if thresholds.intent_prefers_fused:
             prefers = fused[i].get(a.workflow, 0.0) > fused[i].get(b.workflow, 0.0) and fused[j].get(
                 b.workflow, 0.0
             ) > fused[j].get(a.workflow, 0.0)
         else:
+            ia, ib = index_of[a.workflow], index_of[b.workflow]
+            di, dj = intents[i].dense, intents[j].dense
+            assert di is not None and dj is not None
             prefers = (
                 float(di[ia] - di[ib]) >= thresholds.intent_margin
                 and float(dj[ib] - dj[ia]) >= thresholds.intent_margin
             )
-        if (
-            prefers
-            and (
-                thresholds.compound_min_gain is None
-                or union_gain(intents, roots, ia, ib) >= thresholds.compound_min_gain
-            )
-        ):
+        if prefers:
             chosen.setdefault(a.workflow, a)
             chosen.setdefault(b.workflow, b)
     return list(chosen), list(chosen.values())
 
 
-def leads(
-    scores: TextScores, roots: Sequence[RootDoc], workflow: str
-) -> tuple[float | None, float]:
+def leads(scores: TextScores, roots: Sequence[RootDoc], workflow: str) -> tuple[float | None, float]:
     """How far a root leads the best *other* active root on each ranker's own scale: cosine minus the
     runner-up's cosine, and BM25 minus the runner-up's BM25 as a share of the best active BM25 (0 when no
     active root matched a word). Negative when the root is not that ranker's first. Both clearly positive
@@ -371,7 +340,9 @@ def leads(
     if scores.dense is not None:
         dense_lead = float(scores.dense[i]) - float(np.max(scores.dense[others]))
     top = max(float(scores.lexical[i]), float(np.max(scores.lexical[others])))
-    lexical_lead = 0.0 if top <= 0.0 else (float(scores.lexical[i]) - float(np.max(scores.lexical[others]))) / top
+    lexical_lead = (
+        0.0 if top <= 0.0 else (float(scores.lexical[i]) - float(np.max(scores.lexical[others]))) / top
+    )
     return dense_lead, lexical_lead
 
 
@@ -427,9 +398,10 @@ def select(
         or (best_lift is not None and min_lift is not None and best_lift >= min_lift)
         or best.coverage >= thresholds.lexical_min_coverage
     )
+    # A retired or deprecated root nearer the task than any active one (the fused first, with a cosine at
+    # least `inactive_margin` above the best active root's): the product had this behaviour and dropped it,
+    # so the task asks for a new workflow; the filtered root is candidates[0].
     top = candidates[0]
-    # A retired or deprecated root nearer the task than any active one: the product had this behaviour and
-    # dropped it, so the task asks for a new workflow; the filtered root stays visible in candidates.
     if (
         top.filtered is not None
         and top.cosine is not None
@@ -448,7 +420,9 @@ def select(
         # counts only when at least one of them also separates the roots.
         close_score = best.score - second.score < thresholds.select_min_margin
         close_dense = dense_lead is None or dense_lead < thresholds.dense_ambiguity_margin
-        close_lexical = lexical_lead < thresholds.lexical_ambiguity_margin
+        close_lexical = (
+            thresholds.lexical_ambiguity_margin is None or lexical_lead < thresholds.lexical_ambiguity_margin
+        )
         if close_score and close_dense and close_lexical:
             return Selection("ambiguous", (), shown, ("top roots not separated",))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
