@@ -424,6 +424,26 @@ def misses(graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, show: Ca
                      f"got {got[0]} {list(got[1])}: {task.text}")  # fmt: skip
 
 
+def write_predictions(
+    path: Path, graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, calibration: Sequence[str]
+) -> None:
+    """One JSON line per task: graph, role, id, category, expected and predicted outcome, correct."""
+    with path.open("w") as out:
+        for g in graphs:
+            for task in g.tasks:
+                got = predict(task, g, cache, th)
+                row = {
+                    "graph": g.name,
+                    "role": "calibration" if g.name in calibration else "held out",
+                    "id": task.id,
+                    "category": task.category,
+                    "want": [task.status, sorted(task.workflows)],
+                    "got": [got[0], list(got[1])],
+                    "correct": correct(task, got),
+                }
+                out.write(json.dumps(row, sort_keys=True) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -448,6 +468,9 @@ def main() -> None:
     )
     parser.add_argument("--no-recall", action="store_true", help="skip file Recall@10 (graphs with a repo/)")
     parser.add_argument("--misses", choices=("calibration", "all"), help="list the tasks selected wrongly")
+    parser.add_argument(
+        "--predictions", type=Path, help="write every task's prediction (JSON lines) for paired comparisons"
+    )
     args = parser.parse_args()
     from lamina.runtime.embedder import load_embedder
 
@@ -498,6 +521,8 @@ def main() -> None:
                     "target": "",
                 }  # fmt: skip
             )
+    if args.predictions:
+        write_predictions(args.predictions, graphs, cache, th, calibration_names)
     if args.misses:
         misses(calibration if args.misses == "calibration" else graphs, cache, th, print)
     cache.save()
