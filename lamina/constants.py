@@ -94,6 +94,11 @@ INDEX_CHECKPOINT_THRESHOLD_BYTES = 256 * 1024 * 1024
 # parameter commits in ~1.5 ms, where every COPY costs 10-35 ms whatever its size, and a COPY into the
 # 17,000-row BLOB table took ~0.4 s on every second or third commit.
 RECENT_VERSIONS_MAX_ROWS = 64
+# Garbage collection deletes at most this many rows per transaction: one transaction deleting the 100,000
+# versions (and their texts and embeddings) of two replaced 50,000-chunk generations filled the index's
+# 1 GiB buffer pool, and the next upload's checkpoint failed (graphd exited; /tmp script over
+# bench/graphd.py's upload, 2026-12-04).
+GC_BATCH_ROWS = 10_000
 # RecentVersion parts: larger BLOB values broke crash recovery on real_ladybug 0.15.3; ladybug 0.22.0
 # replays them (bench/wal_records.py), and the parts are kept because they cost nothing measurable.
 RECENT_PART_BYTES = 3000
