@@ -450,6 +450,25 @@ def file_documents(dump: Dump) -> Any:
     return paths, build_bm25([{"path": p, "body": "\n".join(texts[p])} for p in paths], weights)
 
 
+def file_centroids(dump: Dump) -> Any:
+    """(paths, unit mean vector of each code file's chunk vectors) of a dump."""
+    rows: dict[str, list[int]] = {}
+    for i, (path, role) in enumerate(zip(dump.paths, dump.roles, strict=True)):
+        if role == "code" and dump.matrix[i].any():
+            rows.setdefault(path, []).append(i)
+    paths = sorted(rows)
+    means = np.stack([dump.matrix[rows[p]].mean(axis=0) for p in paths])
+    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-9)
+    return paths, means.astype(np.float32)
+
+
+def centroid_ranking(corpus: Any, qvec: np.ndarray) -> list[str]:
+    """Code files by the cosine of their chunks' mean vector (an experiment: a file-level dense ranker)."""
+    paths, means = corpus._layout["centroids"]
+    scores = means @ qvec
+    return [paths[i] for i in np.lexsort((np.arange(len(paths)), -scores))[:200]]
+
+
 def whole_file_ranking(corpus: Any, query: str) -> list[str]:
     """Code files by whole-file BM25 of the task's terms (an experiment: a file-level ranker)."""
     from lamina.retrieval.localization import weighted_bm25
@@ -470,7 +489,9 @@ def cmd_tune(args: argparse.Namespace) -> None:
     from lamina.retrieval.localization import LocalizeParams, localize, localize_all
 
     def run(c: Any, q: str, v: Any, h: Any, params: Any = None) -> Any:
-        extra = {"file": whole_file_ranking(c, q)} if args.whole_file else None
+        extra = {"file": whole_file_ranking(c, q)} if args.whole_file else {}
+        if args.centroid:
+            extra["centroid"] = centroid_ranking(c, v)
         return localize_all(c, q, v, params=params, history=h, extra=extra)[0]
 
     variants: dict[str, Callable[..., Any]] = {"lamina": run}
@@ -491,8 +512,22 @@ def cmd_tune(args: argparse.Namespace) -> None:
         cases = load_cases(args.work, name)
         qvecs = query_vectors(args.work, name, [c["query"] for c in cases])
         corpus = lamina_corpus(dump, args.lexical_only)
+        if args.bm25:  # experiment: the chunks' BM25 with other parameters
+            import dataclasses
+
+            from lamina.constants import BM25_FIELD_WEIGHTS
+            from lamina.retrieval.bm25 import build_bm25
+            from lamina.retrieval.localization import chunk_documents
+
+            spec = json.loads(args.bm25)
+            weights = {**BM25_FIELD_WEIGHTS, **spec.get("weights", {})}
+            index = build_bm25(chunk_documents(dump.paths, dump.symbols, dump.texts), weights,
+                               spec.get("k1", 1.2), spec.get("b", 0.75))  # fmt: skip
+            corpus = dataclasses.replace(corpus, bm25=index)
         if args.whole_file:
             corpus._layout["file_docs"] = file_documents(dump)
+        if args.centroid:
+            corpus._layout["centroids"] = file_centroids(dump)
         base = Baselines(dump, scope_of(load_repos()[name]))
         snapshot = json.loads((args.work / "cases" / f"{name}.json").read_text())["snapshot"]
         history = (
@@ -614,6 +649,8 @@ def main() -> None:
     t.add_argument("--history-max-files", type=int, default=50)
     t.add_argument("--lexical-only", action="store_true", help="ignore the dumps' vectors")
     t.add_argument("--whole-file", action="store_true", help="a whole-file BM25 ranking joins the fusion")
+    t.add_argument("--bm25", help='chunk BM25 parameters as JSON: {"k1": 1.2, "b": 0.75, "weights": {...}}')
+    t.add_argument("--centroid", action="store_true", help="a file-centroid cosine ranking joins the fusion")
     f = sub.add_parser("final")
     f.add_argument("--split", default="held_out")
     f.add_argument("--only", nargs="*")
