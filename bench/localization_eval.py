@@ -419,9 +419,8 @@ def lamina_corpus(dump: Dump, lexical_only: bool = False) -> Any:
 
 def load_history(work: Path, clones: Path, name: str, snapshot: str, limit: int, max_files: int) -> Any:
     """The snapshot's own history (strictly older than every case): its newest `limit` non-merge commits,
-    read as the product reads them (lamina/repo/history.py); cached under --work/history/."""
-    from lamina.repo.history import read_commits, recent_commits
-    from lamina.retrieval.history import build_history_corpus
+    (bench/history.py); cached under --work/history/."""
+    from bench.history import build_history_corpus, read_commits, recent_commits
 
     cache = work / "history" / f"{name}.{limit}.{max_files}.json"
     if cache.exists():
@@ -492,8 +491,18 @@ def cmd_tune(args: argparse.Namespace) -> None:
         extra = {"file": whole_file_ranking(c, q)} if args.whole_file else {}
         if args.centroid:
             extra["centroid"] = centroid_ranking(c, v)
-        return localize_all(c, q, v, params=params, history=h, extra=extra)[0]
+        if h is not None:  # the history ranker (bench/history.py), fused like the product's rankers
+            code = {
+                path
+                for path, role in zip(c.paths, c.roles or ["code"] * len(c), strict=True)
+                if role == "code"
+            }
+            extra["history"] = history_ranking(h, q, code.__contains__, history_params)
+        return localize_all(c, q, v, params=params, extra=extra)[0]
 
+    from bench.history import HistoryParams, history_ranking
+
+    history_params = HistoryParams(**json.loads(args.history_params)) if args.history_params else None
     variants: dict[str, Callable[..., Any]] = {"lamina": run}
     for i, spec in enumerate(args.variant or []):
         fields = json.loads(spec)
@@ -647,6 +656,7 @@ def main() -> None:
         "--history", type=int, default=0, help="past commits of each snapshot to rank with (0: none)"
     )
     t.add_argument("--history-max-files", type=int, default=50)
+    t.add_argument("--history-params", default=None, help="bench/history.py HistoryParams fields as JSON")
     t.add_argument("--lexical-only", action="store_true", help="ignore the dumps' vectors")
     t.add_argument("--whole-file", action="store_true", help="a whole-file BM25 ranking joins the fusion")
     t.add_argument("--bm25", help='chunk BM25 parameters as JSON: {"k1": 1.2, "b": 0.75, "weights": {...}}')

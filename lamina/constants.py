@@ -334,9 +334,8 @@ LOCALIZE_WITHIN_FILE_NAME_WEIGHT = 0.0  # RRF weight of the symbol-name rank wit
 LOCALIZE_EXTRA_GATE = 0.5
 LOCALIZE_ONE_PER_SYMBOL = True  # one source per (file, symbol): its best window, every window's reasons
 LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
-# The history ranker (lamina/retrieval/history.py: similar past commits' files, BugLocator-style) is NOT part
-# of the product: graphd never passes a history, so LOCALIZE_RANKER_WEIGHTS needs no entry for it (1.0 when
-# an evaluation passes one). Session 8 (2026-12-04), `bench/localization_eval.py tune --history N` over the
+# The history ranker (bench/history.py: similar past commits' files, BugLocator-style) is NOT part of the
+# product; the evaluation fuses it through localize_all's `extra` at weight 1.0. Session 8 (2026-12-04), `bench/localization_eval.py tune --history N` over the
 # four embedded tuning dumps (285 commits; each snapshot's own newest N non-merge commits, strictly older
 # than every case), paired Δ file MRR with - without: N 3000, top 200: +0.021 [-0.01, +0.05] (aiohttp
 # +0.078, jsoup +0.043, tokio -0.037, typeorm -0.090: 13 of its 50 cases are in packages/codemod, which 4
@@ -346,5 +345,4 @@ LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
 # powers 2 / 4, a 0.5 similarity floor, re-ranking only the content rankers' best 10 / 20 / 50 files,
 # or using history only when its best commit matches >= 50 % of the task's terms: none outside noise,
 # typeorm always below. Not wired into graphd for lack of a gain outside noise.
-LOCALIZE_HISTORY_TOP = 200  # similar past commits whose touched files the history ranker ranks
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)

@@ -1,13 +1,11 @@
-"""The history ranker (an evaluated, not wired, localization ranker): reading a real repository's past
-commits (lamina/repo/history.py) and ranking the files similar past commits touched
-(lamina/retrieval/history.py, localize_all's `history`)."""
+"""The history ranker (bench/history.py: evaluated, not built into the product): reading a real repository's
+past commits and ranking the files similar past commits touched, fused through localize_all's `extra`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from lamina.repo.history import clean_message, read_commits, recent_commits
-from lamina.retrieval.history import build_history_corpus
+from bench.history import build_history_corpus, clean_message, history_ranking, read_commits, recent_commits
 from lamina.retrieval.localization import build_chunk_corpus, localize_all
 from tests.helpers import git, make_repo
 
@@ -74,10 +72,8 @@ def test_history_ranks_first_a_file_whose_code_names_nothing_the_task_says(tmp_p
                                 None, roles=["code"] * 3)  # fmt: skip
     task = "Reverse the booking of a refund"
     assert localize_all(corpus, task, None)[0] == []  # no code says any of the task's words
-    sources = localize_all(corpus, task, None, history=history)[0]
-    assert [s["file"] for s in sources] == ["src/ledger.py", "src/mail.py"]  # 2 close commits, then 1 weak
-    reason = next(r for r in sources[0]["reasons"] if r.startswith("history:"))
-    assert reason.startswith("history: 2 similar past commits touched this file (")
-    assert {"Reverse", "booking", "refund"} <= set(reason.split("(", 1)[1].rstrip(")").split(", "))
-    assert "1 similar past commit touched" in " ".join(sources[1]["reasons"])
-    assert localize_all(corpus, task, None, rankers=("dense",), history=history)[0] == []  # lexical only
+    ranking = history_ranking(history, task, {"src/mail.py", "src/ledger.py"}.__contains__)
+    assert ranking == ["src/ledger.py", "src/mail.py"]  # 2 close commits, then 1 weak
+    sources = localize_all(corpus, task, None, extra={"history": ranking})[0]
+    assert [s["file"] for s in sources] == ["src/ledger.py", "src/mail.py"]
+    assert history_ranking(history, task, {"src/orders.py"}.__contains__) == []  # only known code files

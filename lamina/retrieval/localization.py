@@ -25,7 +25,6 @@ from lamina.constants import (
     LOCALIZE_DENSE_DAMPING,
     LOCALIZE_EXTRA_GATE,
     LOCALIZE_FILE_DEPTH,
-    LOCALIZE_HISTORY_TOP,
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
     LOCALIZE_ONE_PER_SYMBOL,
@@ -39,7 +38,6 @@ from lamina.constants import (
 from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import top_k
-from lamina.retrieval.history import HistoryCorpus, HistoryHit, history_files
 from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
 MAX_REASON_TERMS = 6
@@ -217,13 +215,6 @@ class LocalizeParams:
     one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
     extra_gate: float = LOCALIZE_EXTRA_GATE  # a file's 2nd+ symbol needs this share of its best BM25 score
     within_dense: float = 1.0  # weight of the cosine rank in a file's symbol order (BM25's is 1)
-    history_top: int = LOCALIZE_HISTORY_TOP  # similar past commits whose files the history ranker ranks
-    history_min: float = 0.0  # a past commit counts only with this share of the best one's similarity
-    history_power: float = 1.0  # a commit's weight: (its similarity / the best's) ** power
-    history_popularity: float = 0.0  # a file's history score / (commits that touched it) ** this
-    history_best_only: bool = False  # a file's history score: its best commit's share, not their sum
-    history_coverage: float = 0.0  # history only when its best commit matches this share of the task's terms
-    history_among: int = 0  # history re-ranks only the content rankers' best this many files (0: any file)
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -286,12 +277,11 @@ def localize(
     limit: int = SOURCES_LIMIT,
     rankers: Sequence[str] = RANKERS,
     params: LocalizeParams | None = None,
-    history: HistoryCorpus | None = None,
 ) -> list[dict[str, Any]]:
     """Ranked code sources, best file first; one entry per symbol (overlapping windows merged).
 
     `rankers` narrows the policy to one ranker for diagnosis and evaluation (`context search --ranker`)."""
-    return localize_all(corpus, query, query_vector, limit, rankers, params, history)[0]
+    return localize_all(corpus, query, query_vector, limit, rankers, params)[0]
 
 
 def localize_all(
@@ -301,11 +291,11 @@ def localize_all(
     limit: int = SOURCES_LIMIT,
     rankers: Sequence[str] = RANKERS,
     params: LocalizeParams | None = None,
-    history: HistoryCorpus | None = None,
     extra: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(sources, related): see the module docstring. `history`: the repository's past commits (their
-    `history` ranker takes part when the corpus has any and `lexical` is among `rankers`)."""
+    """(sources, related): see the module docstring. `extra`: further file rankings (name -> paths, best
+    first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
+    measures candidate rankers this way (bench/history.py) before any is built into the product."""
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return [], []
@@ -336,30 +326,6 @@ def localize_all(
         file_rankings["dense"] = _ranking(
             _file_scores(dense, code_rows, layout.file_of, p.dense_damping, p.aggregate_top), p.file_depth
         )
-    hits: dict[str, HistoryHit] = {}
-    if "lexical" in rankers and history is not None and term_weights and p.weights.get("history", 1.0) > 0:
-        number = layout.number
-        code_file = layout.role_of
-        hits = history_files(
-            history,
-            term_weights,
-            lambda path: (n := number.get(path)) is not None and code_file[n] == SOURCE_ROLE,
-            p.history_top,
-            weighted_bm25,
-            p.history_min,
-            p.history_power,
-            p.history_popularity,
-            p.history_best_only,
-            p.history_coverage,
-        )
-        if hits and p.history_among and file_rankings:
-            among = {
-                layout.files[f] for f, _, _ in _fuse(file_rankings, p.weights, p.rrf_k)[: p.history_among]
-            }
-            hits = {path: hit for path, hit in hits.items() if path in among}
-        if hits:
-            ranked = sorted(hits.items(), key=lambda kv: (-kv[1].score, kv[0]))[: p.file_depth]
-            file_rankings["history"] = [number[path] for path, _ in ranked]
     for name, paths in (extra or {}).items():  # further file rankings (evaluation experiments)
         ranked_numbers = [layout.number[f] for f in paths if f in layout.number]
         if ranked_numbers:
@@ -367,7 +333,7 @@ def localize_all(
     if not file_rankings:
         return [], []
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
-    sources = _fill_sources(corpus, layout, task, chunk_scores, fused_files, limit, p, hits)
+    sources = _fill_sources(corpus, layout, task, chunk_scores, fused_files, limit, p)
     related = _related(corpus, layout, task, chunk_scores.get("lexical"), sources)
     return sources, related
 
@@ -417,7 +383,6 @@ def _reasons(
     doc: int,
     ranks: Mapping[str, int],
     file_rank: int,
-    history: HistoryHit | None = None,
 ) -> list[str]:
     reasons = [f"file rank {file_rank}"]
     terms = matched_terms(corpus.bm25, doc, list(task.terms))
@@ -434,12 +399,6 @@ def _reasons(
             reasons.append("symbol name: " + ", ".join(said[:MAX_REASON_TERMS]))
     if "names" in ranks:
         reasons.append("names what the task names")
-    if history is not None and "history" in ranks:
-        said = list(dict.fromkeys(task.words.get(t, t) for t in history.terms))[:MAX_REASON_TERMS]
-        commits = (
-            "1 similar past commit" if history.commits == 1 else f"{history.commits} similar past commits"
-        )
-        reasons.append(f"history: {commits} touched this file" + (f" ({', '.join(said)})" if said else ""))
     return reasons
 
 
@@ -451,7 +410,6 @@ def _fill_sources(
     fused_files: Sequence[tuple[int, float, dict[str, int]]],
     limit: int,
     p: LocalizeParams,
-    history: Mapping[str, HistoryHit],
 ) -> list[dict[str, Any]]:
     """The best symbols of the best files: up to `per_file` each, more when fewer files are ranked."""
     cap = max(p.per_file, -(-limit // max(1, len(fused_files))))
@@ -516,10 +474,9 @@ def _fill_sources(
     out = []
     for file_rank, _, entry, _ in chosen:
         ranks = entry.pop("_ranks")
-        hit = history.get(entry["file"])
         reasons: list[str] = []
         for doc in docs_of[id(entry)]:
-            reasons += [r for r in _reasons(corpus, task, doc, ranks, file_rank, hit) if r not in reasons]
+            reasons += [r for r in _reasons(corpus, task, doc, ranks, file_rank) if r not in reasons]
         entry["reasons"] = reasons
         out.append(entry)
     return out
