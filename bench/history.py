@@ -224,6 +224,7 @@ class HistoryParams:
     popularity: float = 0.0  # a file's score / (commits that touched it) ** this
     best_only: bool = False  # a file's score: its best commit's share, not their sum
     min_coverage: float = 0.0  # history only when its best commit matches this share of the task's terms
+    half_life: float = 0.0  # a commit's similarity x 0.5 ** (its age in commits / half_life); 0: no decay
 
 
 def history_ranking(
@@ -235,8 +236,15 @@ def history_ranking(
 
     p = params or HistoryParams()
     terms = {t: 1.0 for t in read_task(task).terms}  # LOCALIZE_IDENTIFIER_WEIGHT is 1.0
+    score_of = weighted_bm25
+    if p.half_life > 0:  # newer commits count more (commits are newest first)
+        decay = 0.5 ** (np.arange(len(corpus)) / p.half_life)
+
+        def score_of(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
+            return weighted_bm25(index, weights) * decay
+
     hits = history_files(
-        corpus, terms, known, p.top, weighted_bm25, p.min_ratio, p.power, p.popularity, p.best_only,
+        corpus, terms, known, p.top, score_of, p.min_ratio, p.power, p.popularity, p.best_only,
         p.min_coverage,
     )  # fmt: skip
     return [path for path, _ in sorted(hits.items(), key=lambda kv: (-kv[1].score, kv[0]))]

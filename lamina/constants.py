@@ -344,5 +344,6 @@ LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
 # a file's best commit instead of the sum, popularity-normalised sums (touches^0.5, ^1), similarity
 # powers 2 / 4, a 0.5 similarity floor, re-ranking only the content rankers' best 10 / 20 / 50 files,
 # or using history only when its best commit matches >= 50 % of the task's terms: none outside noise,
-# typeorm always below. Not wired into graphd for lack of a gain outside noise.
+# typeorm always below; newer commits weighted more (half-life 300 / 1000 commits): MRR 0.652 / 0.696 against
+# 0.677, typeorm 0.571 / 0.599 against 0.679. Not wired into graphd for lack of a gain outside noise.
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)
