@@ -75,8 +75,28 @@ def is_absolute(unit: str) -> bool:
     return unit not in LOAD_INDEPENDENT_UNITS
 
 
+SETTLE_LIMIT = 0.8  # a bench waits for the 1-minute load to fall below this before it starts
+SETTLE_MAX_SECONDS = 90.0  # ... but no longer (a 2-thread bench's own load falls from 2 to 0.8 in ~55 s) (LAMINA_BENCH_SETTLE=<seconds> changes it; 0 = no wait)
+
+
+def settle(limit: float = SETTLE_LIMIT, max_seconds: float | None = None) -> float:
+    """Wait until the 1-minute load average is below `limit` (or `max_seconds` have passed); return the
+    seconds waited. Benches run one after another (`make bench`) otherwise start inside the previous one's
+    load: its 2 threads keep the one-minute average near 2 for a minute after it ends."""
+    if max_seconds is None:
+        max_seconds = float(os.environ.get("LAMINA_BENCH_SETTLE", SETTLE_MAX_SECONDS))
+    started = time.monotonic()
+    while LoadAverage.now().one >= limit and time.monotonic() - started < max_seconds:
+        time.sleep(2.0)
+    return time.monotonic() - started
+
+
 def start_bench(name: str) -> LoadAverage:
-    """Print the load average before anything is measured, and return it for print_report."""
+    """Wait for the machine to settle (settle()), print the load average before anything is measured, and
+    return it for print_report."""
+    waited = settle()
+    if waited >= 1.0:
+        print(f"[{name}] waited {waited:.0f} s for the load average to settle", flush=True)
     load = LoadAverage.now()
     verdict = "quiet" if quiet_enough(load.one) else f"above {LOAD_LIMIT:g}: absolute figures {UNTRUSTWORTHY}"
     print(f"[{name}] load average at start {load.text()} ({verdict})", flush=True)

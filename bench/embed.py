@@ -129,6 +129,17 @@ def cosine_to(vectors: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return result
 
 
+def paired_mean_difference(
+    a: np.ndarray, b: np.ndarray, resamples: int = 2000, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
+    """Mean of a - b per item, with a 95% percentile-bootstrap interval (items resampled)."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, (resamples, d.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), (float(low), float(high))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="32 chunks, 3 passes (< 2 min on 2 cores)")
@@ -136,6 +147,12 @@ def main() -> int:
     parser.add_argument("--passes", type=int, default=None, help="interleaved passes (default 5; quick 3)")
     parser.add_argument("--chunks", type=int, default=None, help="code chunks (default 128; quick 32)")
     parser.add_argument("--home", type=Path, default=None, help="LAMINA_HOME (default: the environment's)")
+    parser.add_argument(
+        "--agreement-chunks",
+        type=int,
+        default=None,
+        help="chunks for the cosine agreement with FP32 (default: the timed chunks; e.g. 512: untimed)",
+    )
     parser.add_argument(
         "--baseline-model",
         type=Path,
@@ -174,7 +191,14 @@ def main() -> int:
 
     old = open_encoder(baseline_model(args.baseline_model))
     fp32 = open_encoder(fp32_model())
-    outputs["old"], outputs["fp32"] = old.encode(chunks), fp32.encode(chunks)  # for the cosines; untimed
+    agreement = chunks
+    if args.agreement_chunks and args.agreement_chunks > len(chunks):
+        agreement = code_chunks(encoder, args.agreement_chunks)
+        outputs["new"] = embedder.embed(agreement)
+    outputs["old"], outputs["fp32"] = (
+        old.encode(agreement),
+        fp32.encode(agreement),
+    )  # for the cosines; untimed
     slots = [slice(start, start + SLOT_CHUNKS) for start in range(0, len(chunks), SLOT_CHUNKS)]
     bare_new, bare_old = bare_loop(encoder, token_ids), bare_loop(old, token_ids)
     contenders: dict[str, Callable[[int], object]] = {
@@ -202,6 +226,7 @@ def main() -> int:
 
     cos_new = cosine_to(outputs["new"], outputs["fp32"])
     cos_old = cosine_to(outputs["old"], outputs["fp32"])
+    diff, (diff_low, diff_high) = paired_mean_difference(cos_new, cos_old)
     new_vs_old = speedup("embedder", "old_asset")
     bare_new_vs_old = speedup("bare_new", "bare_old")
     embedder_vs_bare = speedup("embedder", "bare_new")
@@ -221,7 +246,8 @@ def main() -> int:
     print(f"Embedder / bare onnxruntime: {embedder_vs_bare:.3f} (target ≥ {EMBEDDER_VS_BARE_TARGET})")
     print(
         f"cosine to FP32: new median {np.median(cos_new):.4f} min {cos_new.min():.4f}; "
-        f"old median {np.median(cos_old):.4f} min {cos_old.min():.4f}"
+        f"old median {np.median(cos_old):.4f} min {cos_old.min():.4f} ({len(agreement)} chunks); paired "
+        f"new - old mean {diff:+.5f} [95% bootstrap {diff_low:+.5f}, {diff_high:+.5f}]"
     )
     figures = [
         figure("embed_chunks_per_s", rate["embedder"], "chunks/s"),
@@ -241,6 +267,12 @@ def main() -> int:
         ),
         figure(
             "int8_fp32_cosine_min", float(cos_new.min()), "cosine", float(cos_old.min()), ">= old asset's"
+        ),
+        figure(
+            "int8_fp32_cosine_paired_diff",
+            diff,
+            "cosine",
+            target=f"95% interval {diff_low:+.5f}..{diff_high:+.5f}",
         ),
         figure("embed_peak_rss", peak_rss_mb, "MB"),
     ]

@@ -417,17 +417,101 @@ def lamina_corpus(dump: Dump, lexical_only: bool = False) -> Any:
                               matrix, roles=dump.roles)  # fmt: skip
 
 
+def load_history(work: Path, clones: Path, name: str, snapshot: str, limit: int, max_files: int) -> Any:
+    """The snapshot's own history (strictly older than every case): its newest `limit` non-merge commits,
+    (bench/history.py); cached under --work/history/."""
+    from bench.history import build_history_corpus, read_commits, recent_commits
+
+    cache = work / "history" / f"{name}.{limit}.{max_files}.json"
+    if cache.exists():
+        rows = json.loads(cache.read_text())
+    else:
+        started = time.monotonic()
+        commits = read_commits(clones / name, recent_commits(clones / name, snapshot, limit), max_files)
+        rows = [[c.commit, c.message, list(c.files)] for c in commits]
+        print(f"{name}: {len(rows)} past commits read in {time.monotonic() - started:.1f} s", file=sys.stderr)
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps(rows))
+    return build_history_corpus([r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows])
+
+
+def file_documents(dump: Dump) -> Any:
+    """(paths, BM25 over whole code files: path and the text of all their chunks) of a dump."""
+    from lamina.constants import BM25_FIELD_WEIGHTS
+    from lamina.retrieval.bm25 import build_bm25
+
+    texts: dict[str, list[str]] = {}
+    for path, text, role in zip(dump.paths, dump.texts, dump.roles, strict=True):
+        if role == "code":
+            texts.setdefault(path, []).append(text)
+    paths = sorted(texts)
+    weights = {"path": BM25_FIELD_WEIGHTS["path"], "body": BM25_FIELD_WEIGHTS["body"]}
+    return paths, build_bm25([{"path": p, "body": "\n".join(texts[p])} for p in paths], weights)
+
+
+def file_centroids(dump: Dump) -> Any:
+    """(paths, unit mean vector of each code file's chunk vectors) of a dump."""
+    rows: dict[str, list[int]] = {}
+    for i, (path, role) in enumerate(zip(dump.paths, dump.roles, strict=True)):
+        if role == "code" and dump.matrix[i].any():
+            rows.setdefault(path, []).append(i)
+    paths = sorted(rows)
+    means = np.stack([dump.matrix[rows[p]].mean(axis=0) for p in paths])
+    means /= np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-9)
+    return paths, means.astype(np.float32)
+
+
+def centroid_ranking(corpus: Any, qvec: np.ndarray) -> list[str]:
+    """Code files by the cosine of their chunks' mean vector (an experiment: a file-level dense ranker)."""
+    paths, means = corpus._layout["centroids"]
+    scores = means @ qvec
+    return [paths[i] for i in np.lexsort((np.arange(len(paths)), -scores))[:200]]
+
+
+def whole_file_ranking(corpus: Any, query: str) -> list[str]:
+    """Code files by whole-file BM25 of the task's terms (an experiment: a file-level ranker)."""
+    from lamina.retrieval.localization import weighted_bm25
+    from lamina.retrieval.tokenize import read_task
+
+    paths, index = corpus._layout["file_docs"]
+    terms = {t: 1.0 for t in read_task(query).terms}
+    scores = weighted_bm25(index, terms)
+    order = np.lexsort((np.arange(len(paths)), -scores))
+    return [paths[i] for i in order[:200] if scores[i] > 0]
+
+
 def split_names(split: str) -> list[str]:
     return [n for n, e in load_repos().items() if e["split"] == split]
 
 
 def cmd_tune(args: argparse.Namespace) -> None:
-    from lamina.retrieval.localization import LocalizeParams, localize
+    from lamina.retrieval.localization import LocalizeParams, localize, localize_all
 
-    variants: dict[str, Callable[..., Any]] = {"lamina": localize}
+    def run(c: Any, q: str, v: Any, h: Any, params: Any = None) -> Any:
+        extra = {"file": whole_file_ranking(c, q)} if args.whole_file else {}
+        if args.centroid:
+            extra["centroid"] = centroid_ranking(c, v)
+        if h is not None:  # the history ranker (bench/history.py), fused like the product's rankers
+            code = {
+                path
+                for path, role in zip(c.paths, c.roles or ["code"] * len(c), strict=True)
+                if role == "code"
+            }
+            extra["history"] = history_ranking(h, q, code.__contains__, history_params)
+        return localize_all(c, q, v, params=params, extra=extra)[0]
+
+    from bench.history import HistoryParams, history_ranking
+
+    history_params = HistoryParams(**json.loads(args.history_params)) if args.history_params else None
+    variants: dict[str, Callable[..., Any]] = {"lamina": run}
     for i, spec in enumerate(args.variant or []):
-        params = LocalizeParams(**json.loads(spec))
-        variants[f"v{i}"] = lambda c, q, v, params=params: localize(c, q, v, params=params)
+        fields = json.loads(spec)
+        if "caps" in fields:
+            fields["caps"] = tuple(fields["caps"])
+        if "weights" in fields:
+            fields["weights"] = {**LocalizeParams().weights, **fields["weights"]}
+        params = LocalizeParams(**fields)
+        variants[f"v{i}"] = lambda c, q, v, h, params=params: run(c, q, v, h, params)
     results: dict[str, list[dict[str, float | None]]] = {}
     per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
     predictions = args.predictions.open("w") if args.predictions else None
@@ -436,14 +520,36 @@ def cmd_tune(args: argparse.Namespace) -> None:
         dump = load_dump(args.work, name)
         cases = load_cases(args.work, name)
         qvecs = query_vectors(args.work, name, [c["query"] for c in cases])
-        corpus = lamina_corpus(dump)
+        corpus = lamina_corpus(dump, args.lexical_only)
+        if args.bm25:  # experiment: the chunks' BM25 with other parameters
+            import dataclasses
+
+            from lamina.constants import BM25_FIELD_WEIGHTS
+            from lamina.retrieval.bm25 import build_bm25
+            from lamina.retrieval.localization import chunk_documents
+
+            spec = json.loads(args.bm25)
+            weights = {**BM25_FIELD_WEIGHTS, **spec.get("weights", {})}
+            index = build_bm25(chunk_documents(dump.paths, dump.symbols, dump.texts), weights,
+                               spec.get("k1", 1.2), spec.get("b", 0.75))  # fmt: skip
+            corpus = dataclasses.replace(corpus, bm25=index)
+        if args.whole_file:
+            corpus._layout["file_docs"] = file_documents(dump)
+        if args.centroid:
+            corpus._layout["centroids"] = file_centroids(dump)
         base = Baselines(dump, scope_of(load_repos()[name]))
+        snapshot = json.loads((args.work / "cases" / f"{name}.json").read_text())["snapshot"]
+        history = (
+            load_history(args.work, args.clones, name, snapshot, args.history, args.history_max_files)
+            if args.history
+            else None
+        )
         localize(corpus, "warm up", qvecs[0])  # the corpus's layout, built once (graphd caches it)
         for case, qvec in zip(cases, qvecs, strict=True):
             got = {}
             for v, fn in variants.items():
                 t0 = time.perf_counter()
-                got[v] = fn(corpus, case["query"], qvec)
+                got[v] = fn(corpus, case["query"], qvec, history)
                 seconds[v] = seconds.get(v, 0.0) + time.perf_counter() - t0
             got.update(base.run(case["query"], qvec))
             row: dict[str, Any] = {"repo": name, "commit": case["commit"], "query": case["query"],
@@ -545,6 +651,16 @@ def main() -> None:
     t.add_argument("--only", nargs="*")
     t.add_argument("--variant", action="append", help="LocalizeParams fields as JSON (repeatable)")
     t.add_argument("--predictions", type=Path, help="per-case predictions of every ranker (JSON lines)")
+    t.add_argument("--clones", type=Path, default=Path("/tmp/eval"))
+    t.add_argument(
+        "--history", type=int, default=0, help="past commits of each snapshot to rank with (0: none)"
+    )
+    t.add_argument("--history-max-files", type=int, default=50)
+    t.add_argument("--history-params", default=None, help="bench/history.py HistoryParams fields as JSON")
+    t.add_argument("--lexical-only", action="store_true", help="ignore the dumps' vectors")
+    t.add_argument("--whole-file", action="store_true", help="a whole-file BM25 ranking joins the fusion")
+    t.add_argument("--bm25", help='chunk BM25 parameters as JSON: {"k1": 1.2, "b": 0.75, "weights": {...}}')
+    t.add_argument("--centroid", action="store_true", help="a file-centroid cosine ranking joins the fusion")
     f = sub.add_parser("final")
     f.add_argument("--split", default="held_out")
     f.add_argument("--only", nargs="*")

@@ -94,6 +94,11 @@ INDEX_CHECKPOINT_THRESHOLD_BYTES = 256 * 1024 * 1024
 # parameter commits in ~1.5 ms, where every COPY costs 10-35 ms whatever its size, and a COPY into the
 # 17,000-row BLOB table took ~0.4 s on every second or third commit.
 RECENT_VERSIONS_MAX_ROWS = 64
+# Garbage collection deletes at most this many rows per transaction: one transaction deleting the 100,000
+# versions (and their texts and embeddings) of two replaced 50,000-chunk generations filled the index's
+# 1 GiB buffer pool, and the next upload's checkpoint failed (graphd exited; /tmp script over
+# bench/graphd.py's upload, 2026-12-04).
+GC_BATCH_ROWS = 10_000
 # RecentVersion parts: larger BLOB values broke crash recovery on real_ladybug 0.15.3; ladybug 0.22.0
 # replays them (bench/wal_records.py), and the parts are kept because they cost nothing measurable.
 RECENT_PART_BYTES = 3000
@@ -337,6 +342,17 @@ FACET_WEIGHT = 0.7
 #   not kept (no gain outside noise): RRF k 10 / 30, names weight 2, dense weight 0.5, lexical 1.5;
 #   symbol-name rank inside a file (RRF weight 0.5-2: symbol R@10 -0.03 to -0.09); the exact-name ranker
 #   counting a file's distinct names (MRR -0.011) or weighting names by rarity (MRR -0.007)
+# Session 8 (2026-12-04): all four tuning dumps embedded at last (285 commits; session baseline file MRR
+# 0.677, symbol R@10 0.464, file R@10 0.788). The dense-side constants re-tuned there, paired Δ variant -
+# default: cosine's weight in a file's symbol order (LocalizeParams.within_dense) 0: symbol R@10 +0.019
+# [-0.01, +0.05], file R@10 -0.021 [-0.04, -0.01]; 0.25: +0.021 [+0.00, +0.04] / -0.017 [-0.03, -0.01];
+# 0.5: +0.014 / -0.007; with 0 and a gate of 0.7 / 0.8: -0.007 / +0.016, -0.017 / +0.022 (symbol and file
+# R@10 trade against each other; no setting wins both); dense damping 0 / 0.6: MRR -0.010 / -0.006;
+# dense weight 0.5 / 1.5: MRR -0.014 / -0.012, file R@10 -0.025 / -0.008; within-file RRF k 5: -0.001.
+# Also no gain: a whole-file BM25 ranker (weight 0.5 / 1 / 2: MRR -0.001 / -0.009 / -0.016), a file-centroid
+# cosine ranker (weight 0.5 / 1: MRR -0.032 / -0.057), chunk BM25 b 0.5 / 0.9, k1 0.8 / 2.0, path weight
+# 1 / 4, symbol weight 1.5 / 5 (MRR 0.670-0.683 against 0.677), the task's first line weighted 1.5-5x
+# (MRR within +-0.003); the history ranker below. Every default therefore stays.
 LOCALIZE_IDENTIFIER_WEIGHT = 1.0  # BM25 weight of a term from an identifier the task names
 LOCALIZE_LEXICAL_DAMPING = 0.3  # file score = best chunk + damping * the next two (BM25)
 LOCALIZE_DENSE_DAMPING = 0.3  # the same for cosine
@@ -351,4 +367,16 @@ LOCALIZE_WITHIN_FILE_NAME_WEIGHT = 0.0  # RRF weight of the symbol-name rank wit
 LOCALIZE_EXTRA_GATE = 0.5
 LOCALIZE_ONE_PER_SYMBOL = True  # one source per (file, symbol): its best window, every window's reasons
 LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
+# The history ranker (bench/history.py: similar past commits' files, BugLocator-style) is NOT part of the
+# product; the evaluation fuses it through localize_all's `extra` at weight 1.0. Session 8 (2026-12-04), `bench/localization_eval.py tune --history N` over the
+# four embedded tuning dumps (285 commits; each snapshot's own newest N non-merge commits, strictly older
+# than every case), paired Δ file MRR with - without: N 3000, top 200: +0.021 [-0.01, +0.05] (aiohttp
+# +0.078, jsoup +0.043, tokio -0.037, typeorm -0.090: 13 of its 50 cases are in packages/codemod, which 4
+# of the 3,000 past commits touched, so history pulls the old, often-changed core files up); top 50 / 500:
+# +0.010 / +0.007; N 500 / 1000: -0.057 / -0.023; N 10000: +0.012; weight 0.5 / 0.7 / 1.5: no better;
+# a file's best commit instead of the sum, popularity-normalised sums (touches^0.5, ^1), similarity
+# powers 2 / 4, a 0.5 similarity floor, re-ranking only the content rankers' best 10 / 20 / 50 files,
+# or using history only when its best commit matches >= 50 % of the task's terms: none outside noise,
+# typeorm always below; newer commits weighted more (half-life 300 / 1000 commits): MRR 0.652 / 0.696 against
+# 0.677, typeorm 0.571 / 0.599 against 0.679. Not wired into graphd for lack of a gain outside noise.
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)

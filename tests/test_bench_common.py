@@ -131,3 +131,18 @@ def test_the_bench_own_share_of_the_load_is_not_held_against_it() -> None:
     others = LoadAverage(4.1, 3.0, 1.2, wall=400.0, cpu=10.0 + 2 * 300.0)  # two more cores of other work
     assert not judge(FIGURES, start, others)[0]
     assert own_load(start, start) == 0.0
+
+
+def test_a_bench_waits_for_the_previous_ones_load_to_settle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """settle() polls the load until it falls below the limit; it gives up after max_seconds."""
+    import bench.common as common
+
+    readings = iter([BUSY, BUSY, QUIET, QUIET])
+    monkeypatch.setattr(common.LoadAverage, "now", classmethod(lambda cls: next(readings)))
+    naps: list[float] = []
+    monkeypatch.setattr(common.time, "sleep", naps.append)
+    common.settle(limit=0.8, max_seconds=60)
+    assert len(naps) == 2  # two busy readings, then quiet
+    monkeypatch.setattr(common.LoadAverage, "now", classmethod(lambda cls: BUSY))
+    naps.clear()
+    assert common.settle(limit=0.8, max_seconds=0) == pytest.approx(0, abs=0.5) and naps == []

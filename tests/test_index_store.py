@@ -114,8 +114,15 @@ def test_collection_removes_dead_recent_versions(store: IndexStore) -> None:
     assert store.documents(ids[:2]).num_rows == 2
 
 
+@pytest.mark.parametrize("batch", [None, 7])
 @pytest.mark.parametrize("full", [True, False])
-def test_superseded_generations_and_unreferenced_content_are_collected(store: IndexStore, full: bool) -> None:
+def test_superseded_generations_and_unreferenced_content_are_collected(
+    store: IndexStore, full: bool, batch: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With `batch`, deletions span several transactions (GC_BATCH_ROWS: one transaction deleting 100,000
+    versions filled the buffer pool): the outcome is the same."""
+    if batch is not None:
+        monkeypatch.setattr("lamina.graphd.index_collection.GC_BATCH_ROWS", batch)
     old = synthetic_versions(40, seed=1, prefix="old")
     new = synthetic_versions(30, seed=2, prefix="new")
     store.put_versions(old)

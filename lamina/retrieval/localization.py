@@ -100,6 +100,7 @@ class _Layout:
     related: np.ndarray  # bool per chunk: a test or docs chunk (a `related` candidate)
     code: np.ndarray  # bool per chunk: a source candidate
     name_terms: Mapping[str, np.ndarray]  # term of a symbol's or path's whole identifiers -> chunk indices
+    number: Mapping[str, int]  # file -> its number
 
 
 def _build_layout(corpus: ChunkCorpus) -> _Layout:
@@ -126,6 +127,7 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
         np.fromiter((r in RELATED_ROLES for r in roles), bool, len(corpus)),
         code,
         {t: np.asarray(v, np.int64) for t, v in postings.items()},
+        number,
     )
 
 
@@ -192,10 +194,6 @@ def build_chunk_corpus(
     )
 
 
-def _overlaps(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return a["start_line"] <= b["end_line"] + 1 and b["start_line"] <= a["end_line"] + 1
-
-
 RANKERS = ("lexical", "dense")
 
 
@@ -216,6 +214,7 @@ class LocalizeParams:
     within_k: float = LOCALIZE_WITHIN_FILE_RRF_K  # RRF k of the within-file chunk order
     one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
     extra_gate: float = LOCALIZE_EXTRA_GATE  # a file's 2nd+ symbol needs this share of its best BM25 score
+    within_dense: float = 1.0  # weight of the cosine rank in a file's symbol order (BM25's is 1)
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -292,8 +291,11 @@ def localize_all(
     limit: int = SOURCES_LIMIT,
     rankers: Sequence[str] = RANKERS,
     params: LocalizeParams | None = None,
+    extra: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(sources, related): see the module docstring."""
+    """(sources, related): see the module docstring. `extra`: further file rankings (name -> paths, best
+    first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
+    measures candidate rankers this way (bench/history.py) before any is built into the product."""
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return [], []
@@ -324,6 +326,10 @@ def localize_all(
         file_rankings["dense"] = _ranking(
             _file_scores(dense, code_rows, layout.file_of, p.dense_damping, p.aggregate_top), p.file_depth
         )
+    for name, paths in (extra or {}).items():  # further file rankings (evaluation experiments)
+        ranked_numbers = [layout.number[f] for f in paths if f in layout.number]
+        if ranked_numbers:
+            file_rankings[name] = ranked_numbers[: p.file_depth]
     if not file_rankings:
         return [], []
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
@@ -347,16 +353,24 @@ def _name_scores(layout: _Layout, task: TaskQuery, n: int) -> np.ndarray | None:
 
 
 def _within_file_order(
-    corpus: ChunkCorpus, rows: np.ndarray, chunk_scores: Mapping[str, np.ndarray], named_first: bool, k: float
+    corpus: ChunkCorpus,
+    rows: np.ndarray,
+    chunk_scores: Mapping[str, np.ndarray],
+    named_first: bool,
+    k: float,
+    dense_weight: float = 1.0,
 ) -> list[int]:
     """A file's chunks, best first: RRF (k = 1) of their ranks by each ranker's score within the file
     (named symbols before placeholder chunks when `named_first`)."""
     fused = np.zeros(rows.size)
-    for scores in chunk_scores.values():
+    for name, scores in chunk_scores.items():
+        weight = dense_weight if name == "dense" else 1.0
+        if weight <= 0:
+            continue
         values = scores[rows]
         rank = np.empty(rows.size)
         rank[np.lexsort((rows, -values))] = np.arange(1, rows.size + 1)
-        fused += np.where(values > 0, 1.0 / (k + rank), 0.0)
+        fused += np.where(values > 0, weight / (k + rank), 0.0)
     if named_first:
         placeholder = np.fromiter((corpus.symbols[int(r)].startswith("<") for r in rows), bool, rows.size)
         return [int(rows[j]) for j in np.lexsort((rows, -fused, placeholder))]
@@ -364,7 +378,11 @@ def _within_file_order(
 
 
 def _reasons(
-    corpus: ChunkCorpus, task: TaskQuery, doc: int, ranks: Mapping[str, int], file_rank: int
+    corpus: ChunkCorpus,
+    task: TaskQuery,
+    doc: int,
+    ranks: Mapping[str, int],
+    file_rank: int,
 ) -> list[str]:
     reasons = [f"file rank {file_rank}"]
     terms = matched_terms(corpus.bm25, doc, list(task.terms))
@@ -400,44 +418,51 @@ def _fill_sources(
     for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
         rows_of.setdefault(int(layout.file_of[i]), []).append(i)
     lexical = chunk_scores.get("lexical")
-    # (file rank, place in the file, entry, passes the gate): every file's candidates up to its cap
+    # (file rank, place in the file, entry, passes the gate): every file's candidates up to its cap, until
+    # `limit` candidates pass the gate (later files could then only give gated ones, which are not used)
     candidates: list[tuple[int, int, dict[str, Any], bool]] = []
+    docs_of: dict[int, list[int]] = {}  # id(entry) -> its chunks (the best window first): their reasons
+    strong_count = 0
     for file_rank, (f, score, ranks) in enumerate(fused_files[:limit], start=1):
+        if strong_count >= limit:
+            break
         rows = np.asarray(rows_of.get(f, []), dtype=np.int64)
         entries: list[dict[str, Any]] = []
         file_cap = max(p.caps[min(file_rank, len(p.caps)) - 1], cap) if p.caps else cap
-        order = _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k)
+        order = _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k, p.within_dense)
         best = float(lexical[rows].max()) if lexical is not None and rows.size else 0.0
         for doc in order:
-            entry: dict[str, Any] = {
-                "file": corpus.paths[doc],
-                "symbol": corpus.symbols[doc],
-                "kind": corpus.kinds[doc],
-                "start_line": corpus.starts[doc],
-                "end_line": corpus.ends[doc],
-                "score": round(score, 4),
-                "file_rank": file_rank,
-                "role": SOURCE_ROLE,
-                "reasons": _reasons(corpus, task, doc, ranks, file_rank),
-            }
+            symbol = corpus.symbols[doc]
+            start, end = corpus.starts[doc], corpus.ends[doc]
             twin = next(
                 (
                     e
                     for e in entries
-                    if e["symbol"] == entry["symbol"] and (p.one_per_symbol or _overlaps(e, entry))
+                    if e["symbol"] == symbol
+                    and (p.one_per_symbol or (e["start_line"] <= end + 1 and start <= e["end_line"] + 1))
                 ),
                 None,
             )
             if twin is not None:  # another window of a symbol already listed: its reasons only
-                reasons: list[str] = twin["reasons"]
-                twin["reasons"] = reasons + [
-                    r for r in _reasons(corpus, task, doc, ranks, file_rank) if r not in reasons
-                ]
+                docs_of[id(twin)].append(doc)
                 continue
+            entry: dict[str, Any] = {
+                "file": corpus.paths[doc],
+                "symbol": symbol,
+                "kind": corpus.kinds[doc],
+                "start_line": start,
+                "end_line": end,
+                "score": round(score, 4),
+                "file_rank": file_rank,
+                "role": SOURCE_ROLE,
+                "_ranks": ranks,
+            }
+            docs_of[id(entry)] = [doc]
             # a file's further symbols take a slot from the next file only with lexical evidence of
             # their own (`extra_gate` of the file's best chunk score)
             own = float(lexical[doc]) if lexical is not None else 0.0
             strong = not entries or best <= 0 or own >= p.extra_gate * best
+            strong_count += strong
             candidates.append((file_rank, len(entries), entry, strong))
             entries.append(entry)
             if len(entries) >= file_cap:
@@ -446,7 +471,15 @@ def _fill_sources(
     if len(chosen) < limit:  # not enough files: the gated symbols after all, best file first
         chosen += [c for c in candidates if not c[3]][: limit - len(chosen)]
     chosen.sort(key=lambda c: (c[0], c[1]))
-    return [c[2] for c in chosen]
+    out = []
+    for file_rank, _, entry, _ in chosen:
+        ranks = entry.pop("_ranks")
+        reasons: list[str] = []
+        for doc in docs_of[id(entry)]:
+            reasons += [r for r in _reasons(corpus, task, doc, ranks, file_rank) if r not in reasons]
+        entry["reasons"] = reasons
+        out.append(entry)
+    return out
 
 
 def _related(
