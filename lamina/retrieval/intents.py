@@ -4,7 +4,10 @@ A task can ask for two things ("when a vet orders blood tests, also put the lab 
 bill"). `split_intents` cuts it at the places where English joins two requests — `;`, sentence ends,
 "and", "then", "also", "as well as", "plus", commas, and the comma after a leading "when/once/after/if/
 before …" clause — and merges pieces with fewer than MIN_INTENT_WORDS content words into a neighbour,
-so "write and sign the note" stays one piece. The cut only *proposes* intents: whether the task is
+so "write and sign the note" stays one piece (the words between merged pieces are kept as written). Each
+piece knows its sentence (`split_intents_in_sentences`): a sentence that does not start with "Also",
+"Then", "Plus", "And" or "Additionally" is a new sentence, and selection pairs intents of one sentence
+only, so a bug report's context sentence is not a second request. The cut only *proposes* intents: whether the task is
 compound is decided by selection from the evidence of each piece (lamina/retrieval/selection.py), never
 by the connecting word. Tokenization for ranking is unchanged (lamina/retrieval/tokenize.py).
 """
