@@ -434,6 +434,10 @@ class GraphDaemon:
             "idle_timeout_seconds": self.idle_timeout,
             "graph_version": self.dormant_graph_version if self.dormant else self.product.graph_version(),
             "model_threads": self.retrieval.model_threads,
+            # What graphd's memory at rest holds besides the databases (bench/graphd.py reports them).
+            "ranking_states": self.retrieval.warm_generations(),
+            "cached_versions": self.retrieval.cached_versions(),
+            "arrow_bytes": _arrow_bytes(),
             "protocol": PROTOCOL_VERSION,
             "operations": [request.name for request in REQUESTS],
         }, b""
@@ -663,6 +667,9 @@ class GraphDaemon:
             try:
                 stats = self.index.collect_garbage(full=self.gc_full)
                 self.gc_full = self.gc_full and bool(stats.get("skipped"))
+                # Ranking states of generations no identity points at any more (another identity's
+                # build, an invalidation), with the cached versions only they used.
+                self.retrieval.keep_current(dict(self.index.current_pointers()))
             except StorageFailure as exc:
                 self.storage_failed("garbage collection", exc)
                 return
@@ -926,6 +933,12 @@ def resident_bytes() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _arrow_bytes() -> int:
+    """Bytes Arrow's memory pools hold (uploads, reads); 0 when pyarrow is not imported yet."""
+    pa = sys.modules.get("pyarrow")
+    return int(pa.total_allocated_bytes()) if pa is not None else 0
 
 
 def trim_heap() -> None:
