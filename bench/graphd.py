@@ -132,7 +132,7 @@ def main() -> None:
                     "graph_version"
                 ]
                 pid = client.call("ping")["pid"]
-                wait_for_log(ws.log_path, "garbage collection:")  # its first, at rest with the graph only
+                wait_for_log(ws.log_path, "idle work done")  # its first, at rest with the graph only
                 before = memory_mb(pid)
                 ping = []
                 for _ in range(50):
@@ -150,7 +150,7 @@ def main() -> None:
                     commits.append(commit)
                 wait_for_log(ws.log_path, "ranking state of")  # built right after each activation
                 after_commit = memory_mb(pid)
-                wait_for_log(ws.log_path, "garbage collection: {'generations'")  # not one skipped
+                wait_for_log(ws.log_path, "idle work done")  # collection, checkpoint, reopen, heap trim
                 at_rest = memory_mb(pid)
                 held = client.call("ping")
                 client.call("rest")

@@ -702,6 +702,7 @@ class GraphDaemon:
             if self.index_churn >= INDEX_REOPEN_VERSIONS and not stats.get("skipped"):
                 self.reopen_index()
             trim_heap()  # what the collection and the build before it freed
+            log.info("idle work done: %s bytes resident", resident_bytes())  # bench/graphd.py waits for it
 
     def reopen_index(self) -> None:
         """Close the index database and open it again, keeping the store's memory (under db_lock, after an
