@@ -299,7 +299,7 @@ class GraphDaemon:
             columns["vector"] = protocol.vector_column(
                 [vectors[r["emb_key"]] if r["emb_key"] else None for r in part]
             )
-            self.index.put_versions(pa.table(columns))
+            self.index_churn += self.index.put_versions(pa.table(columns))
 
     def journal_current(self, directory: Path) -> None:
         """Journal every current generation the journal lacks or holds an older one of."""
@@ -400,6 +400,7 @@ class GraphDaemon:
         self.connections = [lb.Connection(self.product_db), index_conn]
         self.product = ProductStore(self.connections[0])
         self.retrieval.reopened(self.product, self.index)
+        self.index_churn = 0
         self.dormant = False
         log.info("awake: databases opened again in %.0f ms", (time.perf_counter() - started) * 1000)
 
