@@ -1,14 +1,22 @@
 """graphd: upload + commit + activate of a large generation, closure latency, memory at rest.
 
-Run: .venv/bin/python bench/graphd.py [--chunks 50000] [--quick]
-Uses a real graphd process over its real socket on a temporary git repository. Baselines, measured in the
-same run: writing the same Arrow table straight into a fresh Ladybug table (no protocol, no checks), and
-a `ping` round trip. Final line: JSON {"bench": "graphd", "figures": [...]}.
+Run: .venv/bin/python bench/graphd.py [--chunks 50000] [--runs 3] [--quick]
+Uses a real graphd process over its real socket on a temporary git repository. Each run uploads, commits
+and activates a new generation of fresh versions for the same identity, replacing the previous one.
+Baselines, measured in the same run: writing the same Arrow table straight into a fresh Ladybug table
+(no protocol, no checks), and a `ping` round trip. Memory (VmRSS, with its anonymous and file-backed
+parts; MB = MiB here): before the first upload (imports, both databases, the product graph, after
+graphd's first idle collection: the baseline), right after the last commit (once the new ranking state
+is built), at rest (after graphd's idle garbage collection, checkpoint, index reopen and heap trim,
+which follow 2 s without a request: the bench sends none and watches graphd's log), and dormant
+(`rest`: databases closed, ranking state dropped).
+Final line: JSON {"bench": "graphd", "figures": [...]}.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -44,11 +52,34 @@ def direct_copy_seconds(table: pa.Table, tmp: Path) -> float:
     return time.perf_counter() - start
 
 
-def rss_mb(pid: int) -> float:
+COLLECTION_TIMEOUT_S = 600.0
+
+
+def memory_mb(pid: int) -> dict[str, float]:
+    """VmRSS, RssAnon and RssFile of a process, in MiB."""
+    out: dict[str, float] = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+        key = line.split(":")[0]
+        if key in ("VmRSS", "RssAnon", "RssFile"):
+            out[key] = int(line.split()[1]) / 1024
+    return out
+
+
+def wait_for_log(log: Path, text: str) -> None:
+    """Wait until graphd's log shows `text` after its last activation, sending graphd nothing (a request
+    would restart its idle clock, and the idle collection would never come)."""
+    deadline = time.monotonic() + COLLECTION_TIMEOUT_S
+    while True:
+        written = log.read_text(errors="replace") if log.exists() else ""
+        if written.find(text, max(0, written.rfind(" activated g-"))) >= 0:
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit(f"graphd's log never showed {text!r} after the last activation")
+        time.sleep(0.2)
+
+
+def memory_line(label: str, m: dict[str, float]) -> str:
+    return f"{label}: {m['VmRSS']:.0f} MB (anonymous {m['RssAnon']:.0f}, file-backed {m['RssFile']:.0f})"
 
 
 def upload_generation(client: Any, table: pa.Table, version: str, batch: int) -> tuple[float, float, int]:
@@ -100,6 +131,9 @@ def main() -> None:
                 version = client.call("graph.import", files=generate_graph_files(args.workflows))[
                     "graph_version"
                 ]
+                pid = client.call("ping")["pid"]
+                wait_for_log(ws.log_path, "idle work done")  # its first, at rest with the graph only
+                before = memory_mb(pid)
                 ping = []
                 for _ in range(50):
                     t0 = time.perf_counter()
@@ -114,8 +148,13 @@ def main() -> None:
                     upload, commit, frames = upload_generation(client, fresh, version, batch)
                     uploads.append(upload)
                     commits.append(commit)
-                pid = client.call("ping")["pid"]
-                rest = rss_mb(pid)
+                wait_for_log(ws.log_path, "ranking state of")  # built right after each activation
+                after_commit = memory_mb(pid)
+                wait_for_log(ws.log_path, "idle work done")  # collection, checkpoint, reopen, heap trim
+                at_rest = memory_mb(pid)
+                held = client.call("ping")
+                client.call("rest")
+                dormant = memory_mb(pid)
         finally:
             stop(ws)
     totals = [u + c for u, c in zip(uploads, commits, strict=True)]
@@ -138,7 +177,20 @@ def main() -> None:
     figures.append(figure("upload throughput", wire / 1e6 / upload, "MB/s"))
     figures.append(figure("upload frames", frames / upload, "frames/s"))
     figures.append(figure("ping round trip p50", statistics.median(ping) * 1000, "ms"))
-    figures.append(figure(f"graphd RSS at rest holding {n} chunks", rest, "MB"))
+    print(memory_line("graphd before the first upload", before))
+    print(memory_line(f"right after the last commit ({runs} generations)", after_commit))
+    print(memory_line("at rest (after the idle collection)", at_rest))
+    print(memory_line("dormant", dormant))
+    print(
+        f"at rest graphd holds ranking states {held['ranking_states']}, {held['cached_versions']} cached "
+        f"versions, {held['arrow_bytes'] / 2**20:.1f} MiB of Arrow buffers; index database reopened "
+        f"{held['index_reopened']} time(s); load average {os.getloadavg()}"
+    )
+    label = f"holding {n} chunks after {runs} generation(s)"
+    figures.append(figure(f"graphd RSS at rest {label}", at_rest["VmRSS"], "MB", before["VmRSS"]))
+    figures.append(figure(f"graphd RSS right after the last commit, {label}", after_commit["VmRSS"], "MB",
+                          before["VmRSS"]))  # fmt: skip
+    figures.append(figure("graphd RSS dormant after that", dormant["VmRSS"], "MB", before["VmRSS"]))
     print_report("graphd", figures, load_at_start)
 
 

@@ -8,7 +8,7 @@ and file-backed parts) at rest — after its idle garbage collection — with th
 dormant after `rest` (GRAPHD_DORMANT_SECONDS without a request: databases closed, ranking state dropped);
 then the first `prepare` after that (which opens everything again) against a warm one; and last, a graphd
 started afresh on the same index (stop, then `prepare`: no build in its process) at rest. Baselines
-measured in the same run: a bare interpreter with graphd's imports (numpy, pyarrow, real_ladybug), and the
+measured in the same run: a bare interpreter with graphd's imports (numpy, pyarrow, ladybug), and the
 same with Lamina's two stores opened on empty databases (the per-table cost of Ladybug). Prints the load
 average; final line: JSON {"bench": "graphd_memory", "figures": [...]}.
 """
@@ -36,7 +36,7 @@ REST_SECONDS = 6.0  # graphd collects garbage after 2 s of quiet (server.py GC_I
 
 BARE = """
 import os, sys, json
-import numpy, pyarrow, real_ladybug
+import numpy, pyarrow, ladybug
 def mem():
     out = {}
     for line in open("/proc/self/status"):
@@ -142,7 +142,7 @@ def main() -> None:
         tmp = Path(tmpdir)
         base = baselines(tmp)
         bare, stores = base["bare"]["VmRSS"], base["stores"]["VmRSS"]
-        figures.append(figure("interpreter with numpy, pyarrow, real_ladybug", bare / MIB, "MiB"))
+        figures.append(figure("interpreter with numpy, pyarrow, ladybug", bare / MIB, "MiB"))
         figures.append(figure("... and the two stores on empty databases", stores / MIB, "MiB", bare / MIB))
         for files in sizes:
             m = measure(tmp, files)

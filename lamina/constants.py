@@ -176,6 +176,15 @@ GRAPHD_MODEL_IDLE_SECONDS = 10 * 60
 # 402 MiB against 342 / 428 / 699 MiB at rest for 1 / 1,000 / 10,000 files; the next prepare pays
 # 1.5-6 s once (a warm one: 0.2-0.4 s). 15 minutes: an edit loop's pauses stay below it.
 GRAPHD_DORMANT_SECONDS = 15 * 60
+# After its idle collection graphd closes and reopens the index database once at least this many versions
+# were stored or collected since it was opened: the buffer pool keeps every page an upload or a
+# collection touched until the database closes (bounded by INDEX_BUFFER_POOL_BYTES, never handed back
+# otherwise), and the ranking state lives in graphd's memory, so at rest those pages serve nothing.
+# Measured 2026-12-04 (in-process script over bench/graphd.py's flow, three 50,000-chunk replacements,
+# 300 workflows): 1,529 -> 757 MiB resident, the close (with its checkpoint) and reopen taking 199 ms, off
+# any request's path; a 50,000-version upload leaves ~270 MiB of pool pages (~5.5 KiB per version), so
+# below this threshold at most ~27 MiB stay, and the one-file edits of an edit loop never pay the reopen.
+INDEX_REOPEN_VERSIONS = 5_000
 
 # --- A shared remote cache of embeddings (issue 18; lamina/cache/) ----------------------------------
 # Requests in flight at once. A serial GET costs ~1 ms on loopback (4–13 ms to a real bucket); measured on

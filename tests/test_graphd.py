@@ -293,6 +293,24 @@ def test_a_build_may_declare_only_the_members_that_changed_since_the_current_gen
         assert err.value.code == "LAMINA_PROTOCOL"
 
 
+def test_a_replaced_generation_leaves_graphd_s_memory(ws, graph_files) -> None:
+    """After an identity's generation is replaced, graphd holds the ranking state of the new one only and
+    caches only its versions, and no upload's Arrow buffers stay (each used to stay until graphd exited;
+    bench/graphd.py measures what that cost)."""
+    with connect(ws) as client:
+        version = client.call("graph.import", files=graph_files)["graph_version"]
+        generations = []
+        for seed, prefix in ((1, "one"), (2, "two")):
+            table = synthetic_versions(300, seed=seed, prefix=prefix)
+            generations.append(upload_generation(client, "main", table, version, batch=100))  # by COPY
+            found = client.call("query.search", identity="main", text=f"{prefix}_7 return", ranker="lexical")
+            assert found["sources"], prefix
+        info = client.call("ping")
+    assert info["ranking_states"] == {"main": generations[1]}
+    assert info["cached_versions"] == 300
+    assert info["arrow_bytes"] == 0
+
+
 def test_activation_requires_matching_membership(ws, graph_files) -> None:
     with connect(ws) as client:
         version = client.call("graph.import", files=graph_files)["graph_version"]

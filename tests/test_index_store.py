@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -331,3 +332,74 @@ def test_a_pointer_to_a_generation_the_store_lacks_is_no_index() -> None:
     with pytest.raises(LaminaError) as err:
         load_state(Lacking(), "g-gone", VersionCache())
     assert err.value.code == "LAMINA_NO_INDEX"
+
+
+def test_storing_versions_keeps_no_upload_in_memory(store: IndexStore) -> None:
+    """An upload COPYed into the main tables is not held after put_versions (the engine's binding would
+    keep every uploaded table until the connection closed: ~95 MB per 50,000-chunk generation)."""
+    import gc
+
+    gc.collect()
+    before = pa.total_allocated_bytes()
+    table = synthetic_versions(500, dim=64, seed=31, prefix="held")
+    assert store.put_versions(table) == 500 and _count(store, "DocVersion") == 500  # COPY, not recent rows
+    del table
+    gc.collect()
+    assert pa.total_allocated_bytes() <= before
+
+
+def _service(store: IndexStore) -> Any:
+    from lamina.retrieval.service import RetrievalService
+
+    return RetrievalService(product=None, index=store, threads=1)  # type: ignore[arg-type]
+
+
+def test_a_replaced_generation_leaves_the_ranking_state_and_the_version_cache(store: IndexStore) -> None:
+    """Ranking states are kept per identity: when an identity's generation is replaced, the old state and
+    the cached versions only it used are dropped when the new state loads (they stayed warm behind up to
+    three newer generations, and the cache kept all their versions); a state of another identity whose
+    pointer moved on is dropped by keep_current (graphd's idle collection)."""
+    first, second, other = (
+        synthetic_versions(40, seed=s, prefix=p) for s, p in ((1, "a"), (2, "b"), (3, "c"))
+    )
+    for table in (first, second, other):
+        store.put_versions(table)
+    ids = {name: t.column("id").to_pylist() for name, t in (("a", first), ("b", second), ("c", other))}
+    service = _service(store)
+    _activate(store, "g1", "main", ids["a"])
+    _activate(store, "g3", "other", ids["c"])
+    service.state("main")
+    service.state("other")
+    assert service.warm_generations() == {"main": "g1", "other": "g3"} and service.cached_versions() == 80
+
+    _activate(store, "g2", "main", ids["b"])  # replaces g1: none of its versions stay in use
+    state = service.state("main")
+    assert service.warm_generations() == {"other": "g3", "main": "g2"}
+    assert service.cached_versions() == 80 and service._cache.missing(ids["a"]) == ids["a"]
+    assert state.versions == frozenset(ids["b"])
+    # The corpus of `other`, made before the compaction, was made again from the compacted cache: it
+    # shares the cache's matrix instead of keeping the old one alive, and ranks the same rows.
+    kept = service._states["other"].chunks
+    assert kept.matrix is not None and np.shares_memory(kept.matrix, service._cache.vectors)
+    assert sorted(kept.symbols) == sorted(other.column("symbol").to_pylist())
+
+    _activate(store, "g4", "other", ids["b"])  # another build moved `other` on; nobody asked for it yet
+    service.keep_current(dict(store.current_pointers()))
+    assert service.warm_generations() == {"main": "g2"} and service.cached_versions() == 40
+
+
+def test_a_full_replacement_starts_the_version_cache_afresh(store: IndexStore) -> None:
+    """When no cached version is in use any more, the cache starts again, term table included (it only
+    grows otherwise: a replaced generation's words would stay numbered)."""
+    first, second = synthetic_versions(30, seed=4, prefix="old"), synthetic_versions(30, seed=5, prefix="new")
+    for table in (first, second):
+        store.put_versions(table)
+    service = _service(store)
+    _activate(store, "g1", "main", first.column("id").to_pylist())
+    service.state("main")
+    words_before = len(service._cache.terms)
+    _activate(store, "g2", "main", second.column("id").to_pylist())
+    service.state("main")
+    assert service.cached_versions() == 30
+    assert len(service._cache.terms) <= words_before  # the old generation's terms are gone
+    assert "old" not in service._cache.terms.ids and "new" in service._cache.terms.ids

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 import lamina.graph.ladybug as lb
@@ -86,3 +87,51 @@ def test_a_database_written_by_real_ladybug_0_15_3(tmp_path: Path) -> None:
     opened.database.close()
     with pytest.raises(RuntimeError):
         lb.open_database(tmp_path / "killed.lbug")
+
+
+def _blob_table(rows: int, prefix: str) -> pa.Table:
+    return pa.table(
+        {"k": [f"{prefix}{i}" for i in range(rows)], "v": pa.array([bytes(64)] * rows, type=pa.binary())}
+    )
+
+
+def _copy_leaves_table_alive(tmp_path: Path, copy: object) -> bool:
+    """Whether the buffers of an Arrow table passed to a COPY are still allocated once the caller has
+    dropped it (the engine holds them through the Arrow C interface, not the table object)."""
+    import gc
+
+    db = lb.Database(str(tmp_path / "x.lbug"))
+    conn = lb.Connection(db)
+    conn.execute("CREATE NODE TABLE T(k STRING PRIMARY KEY, v BLOB)")
+    gc.collect()
+    before = pa.total_allocated_bytes()
+    table = _blob_table(1000, "a")
+    copy(conn, "COPY T FROM $t", {"t": table})  # type: ignore[operator]
+    del table
+    gc.collect()
+    assert conn.execute("MATCH (t:T) RETURN count(*)").get_next()[0] == 1000
+    kept = pa.total_allocated_bytes() > before
+    conn.close()
+    db.close()
+    return kept
+
+
+def test_the_engine_keeps_every_table_a_copy_read_until_the_connection_closes(tmp_path: Path) -> None:
+    """The trap copy_from_arrow works around (0.22.0's binding caches a prepared statement per table
+    object, holding its buffers). When this fails, the engine no longer does it: copy_from_arrow can go."""
+    assert _copy_leaves_table_alive(tmp_path, lambda conn, query, params: conn.execute(query, params))
+
+
+def test_copy_from_arrow_keeps_no_table_and_no_other_statement_is_lost(tmp_path: Path) -> None:
+    assert not _copy_leaves_table_alive(tmp_path, lb.copy_from_arrow)
+    db = lb.Database(str(tmp_path / "y.lbug"))
+    conn = lb.Connection(db)
+    conn.execute("CREATE NODE TABLE T(k STRING PRIMARY KEY, v BLOB)")
+    conn.execute("MATCH (t:T) WHERE t.k = $k RETURN t.k", {"k": "a1"})  # cached by the binding
+    cached = len(conn._pybind_implicit_prepared_cache)
+    for prefix in "abc":
+        lb.copy_from_arrow(conn, "COPY T FROM $t", {"t": _blob_table(10, prefix)})
+    assert len(conn._pybind_implicit_prepared_cache) == cached
+    assert conn.execute("MATCH (t:T) WHERE t.k = $k RETURN t.k", {"k": "c9"}).get_next() == ["c9"]
+    conn.close()
+    db.close()

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from lamina.errors import LaminaError
 from lamina.graph.closure import empty_closure, merge_closures, preorder, sorted_values
-from lamina.graph.ladybug import Connection, StorageFailure, transaction
+from lamina.graph.ladybug import Connection, StorageFailure, copy_from_arrow, transaction
 from lamina.graph.model import Edge, ProductGraph
 from lamina.graph.queries import Queries
 
@@ -195,19 +195,23 @@ class ProductStore:
                     self._conn.execute(f"MATCH (n:{table}) DELETE n")
                 for table, rows in _node_rows(graph).items():
                     if rows:
-                        self._conn.execute(
-                            f"COPY {table} FROM $rows", {"rows": _arrow(rows, NODE_TABLES[table])}
+                        copy_from_arrow(
+                            self._conn, f"COPY {table} FROM $rows", {"rows": _arrow(rows, NODE_TABLES[table])}
                         )
                 for (rel, source, target), rows in _rel_rows(graph.edges).items():
                     columns = [("from", _S), ("to", _S), *REL_TABLES[rel][1]]
                     option = f" (from='{source}', to='{target}')" if len(REL_TABLES[rel][0]) > 1 else ""
-                    self._conn.execute(f"COPY `{rel}` FROM $rows{option}", {"rows": _arrow(rows, columns)})
+                    copy_from_arrow(
+                        self._conn, f"COPY `{rel}` FROM $rows{option}", {"rows": _arrow(rows, columns)}
+                    )
                 closures = self._compute_closures([w.id for w in graph.workflows])
                 if closures:
                     rows = [
                         {"workflow": w, "body": json.dumps(c)} for w, c in closures.items()
                     ]  # keeps key order
-                    self._conn.execute("COPY Closure FROM $rows", {"rows": _arrow(rows, _CLOSURE_COLUMNS)})
+                    copy_from_arrow(
+                        self._conn, "COPY Closure FROM $rows", {"rows": _arrow(rows, _CLOSURE_COLUMNS)}
+                    )
                 self._conn.execute(
                     "MERGE (m:GraphMeta {key: $key}) SET m.value = $value",
                     {"key": _META_VERSION_KEY, "value": version},

@@ -46,6 +46,17 @@ class IndexStore(IndexCollection):
                 "Delete <git-common-dir>/lamina/index.lbug (derived data) and run `lamina context rebuild`.",
             )
 
+    def adopt_memory(self, previous: IndexStore) -> None:
+        """Take over what `previous`, a store of the same database closed just before this one opened,
+        kept in memory (kinds of the stored versions, remembered recent versions, the last activation's
+        members): the database holds the same content, so none of it has to be read again. Refused while
+        a generation is pending: its members live only in the store that began it."""
+        if previous._pending_members:
+            raise LaminaError("LAMINA_INTERNAL", "cannot move a store's memory while a generation is pending")
+        self._kinds = previous._kinds
+        self._remembered = previous._remembered
+        self._last_activated = previous._last_activated
+
     def release_statements(self) -> None:
         """Drop the prepared statements: Ladybug does not close a database while one is alive."""
         self._queries.forget()

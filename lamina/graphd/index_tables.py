@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow as pa
 
 from lamina.errors import LaminaError
-from lamina.graph.ladybug import transaction
+from lamina.graph.ladybug import copy_from_arrow, transaction
 from lamina.graph.queries import Queries
 from lamina.index.document import docversion_ddl
 from lamina.index.membership import (
@@ -130,6 +130,11 @@ class IndexTables:
     def _scalar(self, query: str, params: dict[str, Any] | None = None) -> Any:
         rows = self._rows(query, params)
         return rows[0][0] if rows else None
+
+    def _copy(self, table: str, rows: pa.Table) -> None:
+        """COPY an Arrow table into `table` (through ladybug.copy_from_arrow: the engine's binding would
+        otherwise keep every uploaded table until the connection closes)."""
+        copy_from_arrow(self.conn, f"COPY {table} FROM $t", {"t": rows})
 
     def transaction(self) -> AbstractContextManager[None]:
         """One transaction of the index store; a failed commit or rollback is StorageFailure (ladybug.py)."""

@@ -110,12 +110,12 @@ class IndexVersions(IndexTables):
                 emb_idx.setdefault(k, i)
         if text_rows:
             t = pa.table({"digest": list(text_rows), "text": list(text_rows.values())})
-            self.conn.execute("COPY Text FROM $t", {"t": t})
+            self._copy("Text", t)
         if emb_idx:
             idx = list(emb_idx.values())
             e = pa.table({"key": list(emb_idx), "vector": vectors.take(idx).cast(pa.binary())})
-            self.conn.execute("COPY Embedding FROM $t", {"t": e})
-        self.conn.execute("COPY DocVersion FROM $t", {"t": table.select(list(VERSION_COLUMNS))})
+            self._copy("Embedding", e)
+        self._copy("DocVersion", table.select(list(VERSION_COLUMNS)))
 
     def fold_recent_versions(self) -> int:
         """Move RecentVersion rows into Text, Embedding and DocVersion (graphd does it when idle, off any

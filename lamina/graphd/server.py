@@ -31,6 +31,7 @@ from lamina.constants import (
     GRAPHD_MODEL_IDLE_SECONDS,
     INDEX_BUFFER_POOL_BYTES,
     INDEX_CHECKPOINT_THRESHOLD_BYTES,
+    INDEX_REOPEN_VERSIONS,
     PRODUCT_BUFFER_POOL_BYTES,
     RESTORE_BATCH_ROWS,
     RETRIEVAL_SCHEMA_VERSION,
@@ -53,6 +54,10 @@ from lamina.workspace import (
 log = logging.getLogger("lamina.graphd")
 
 Reply = tuple[dict[str, Any], bytes]
+INDEX_SETTINGS: dict[str, Any] = {
+    "buffer_pool_size": INDEX_BUFFER_POOL_BYTES,
+    "checkpoint_threshold": INDEX_CHECKPOINT_THRESHOLD_BYTES,
+}
 GC_IDLE_SECONDS = 2.0  # garbage collection waits for this much quiet
 LOW_DISK_BYTES = 64 * 1024 * 1024  # free space kept in reserve; below it a storage failure means a full disk
 # A write needs several times its payload on disk (WAL, pages, shadow pages) before it can commit.
@@ -106,6 +111,8 @@ class GraphDaemon:
         self.idle_connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         self.gc_due = True  # also collect what a previous graphd left
+        self.index_churn = 0  # versions stored or collected since the index database was opened
+        self.index_reopened = 0  # times reopen_index ran (ping reports it)
         self.gc_full = True  # the first collection sweeps everything (uploads of builds that never finished)
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
         self.recovered: dict[str, str] = {}  # store -> what happened to it at this start (crash recovery)
@@ -157,10 +164,7 @@ class GraphDaemon:
         replaced; restore_journalled then re-activates the journalled generations without embedding."""
         from lamina.graph import ladybug as lb
 
-        settings: dict[str, Any] = {
-            "buffer_pool_size": INDEX_BUFFER_POOL_BYTES,
-            "checkpoint_threshold": INDEX_CHECKPOINT_THRESHOLD_BYTES,
-        }
+        settings = INDEX_SETTINGS
         self.index_was_missing = not self.ws.index_db.exists()
         try:
             opened = lb.open_database(self.ws.index_db, **settings)
@@ -295,7 +299,7 @@ class GraphDaemon:
             columns["vector"] = protocol.vector_column(
                 [vectors[r["emb_key"]] if r["emb_key"] else None for r in part]
             )
-            self.index.put_versions(pa.table(columns))
+            self.index_churn += self.index.put_versions(pa.table(columns))
 
     def journal_current(self, directory: Path) -> None:
         """Journal every current generation the journal lacks or holds an older one of."""
@@ -396,6 +400,7 @@ class GraphDaemon:
         self.connections = [lb.Connection(self.product_db), index_conn]
         self.product = ProductStore(self.connections[0])
         self.retrieval.reopened(self.product, self.index)
+        self.index_churn = 0
         self.dormant = False
         log.info("awake: databases opened again in %.0f ms", (time.perf_counter() - started) * 1000)
 
@@ -434,6 +439,11 @@ class GraphDaemon:
             "idle_timeout_seconds": self.idle_timeout,
             "graph_version": self.dormant_graph_version if self.dormant else self.product.graph_version(),
             "model_threads": self.retrieval.model_threads,
+            # What graphd's memory at rest holds besides the databases (bench/graphd.py reports them).
+            "ranking_states": self.retrieval.warm_generations(),
+            "cached_versions": self.retrieval.cached_versions(),
+            "arrow_bytes": _arrow_bytes(),
+            "index_reopened": self.index_reopened,
             "protocol": PROTOCOL_VERSION,
             "operations": [request.name for request in REQUESTS],
         }, b""
@@ -481,7 +491,9 @@ class GraphDaemon:
     def op_index_put(self, header: dict[str, Any], payload: bytes) -> Reply:
         table = protocol.decode_table(payload)
         self.remember_versions(table)
-        return {"added": self.index.put_versions(table)}, b""
+        added = self.index.put_versions(table)
+        self.index_churn += added
+        return {"added": added}, b""
 
     def remember_versions(self, table: Any) -> None:
         """Put the fields of the versions the index store lacks (all but text and vector) into the content
@@ -663,6 +675,9 @@ class GraphDaemon:
             try:
                 stats = self.index.collect_garbage(full=self.gc_full)
                 self.gc_full = self.gc_full and bool(stats.get("skipped"))
+                # Ranking states of generations no identity points at any more (another identity's
+                # build, an invalidation), with the cached versions only they used.
+                self.retrieval.keep_current(dict(self.index.current_pointers()))
             except StorageFailure as exc:
                 self.storage_failed("garbage collection", exc)
                 return
@@ -684,7 +699,45 @@ class GraphDaemon:
                 self.connections[1].execute("CHECKPOINT")
             except RuntimeError:
                 log.exception("checkpoint failed")
+            self.index_churn += int(stats.get("versions", 0))
+            if self.index_churn >= INDEX_REOPEN_VERSIONS and not stats.get("skipped"):
+                self.reopen_index()
             trim_heap()  # what the collection and the build before it freed
+            log.info("idle work done: %s bytes resident", resident_bytes())  # bench/graphd.py waits for it
+
+    def reopen_index(self) -> None:
+        """Close the index database and open it again, keeping the store's memory (under db_lock, after an
+        idle collection that followed INDEX_REOPEN_VERSIONS of uploads or collection): Ladybug hands its
+        buffer pool's pages back only when the database closes, and at rest they serve nothing (the ranking
+        state is in graphd's memory). Not while a generation is pending (its members live in the store)."""
+        from lamina.graph import ladybug as lb
+
+        if self.dormant or self.index.pending() or self.repository_changed():  # closing writes by path
+            return
+        started, before = time.perf_counter(), resident_bytes()
+        previous = self.index
+        previous.release_statements()
+        self.connections[1].close()
+        self.index_db.close()
+        try:  # the database was closed cleanly a moment ago: failing to open it is a storage failure
+            database = lb.open_database(self.ws.index_db, **INDEX_SETTINGS).database
+            index_conn = lb.Connection(database)
+            store = IndexStore(index_conn)
+        except (RuntimeError, LaminaError) as exc:
+            self.storage_failed("reopening the index database", StorageFailure(str(exc)))
+            return
+        store.adopt_memory(previous)
+        self.index_db, self.index = database, store
+        self.connections[1] = index_conn
+        self.retrieval.index = self.index
+        self.index_churn = 0
+        self.index_reopened += 1
+        gc.collect()
+        trim_heap()
+        log.info(
+            "index database reopened to hand back its buffer pool in %.0f ms (%s -> %s bytes resident)",
+            (time.perf_counter() - started) * 1000, before, resident_bytes(),
+        )  # fmt: skip
 
     def require_space(self, op: str, needed: int) -> None:
         free = shutil.disk_usage(self.ws.data_dir).free
@@ -926,6 +979,12 @@ def resident_bytes() -> int | None:
     except (OSError, ValueError, IndexError):
         pass
     return None
+
+
+def _arrow_bytes() -> int:
+    """Bytes Arrow's memory pools hold (uploads, reads); 0 when pyarrow is not imported yet."""
+    pa = sys.modules.get("pyarrow")
+    return int(pa.total_allocated_bytes()) if pa is not None else 0
 
 
 def trim_heap() -> None:

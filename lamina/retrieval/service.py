@@ -10,7 +10,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, overload
 
 import numpy as np
@@ -51,6 +51,11 @@ log = logging.getLogger("lamina.graphd")
 
 WARM_GENERATIONS = 4  # generations kept in memory (one per recently used branch/worktree)
 CACHE_SLACK = 1.5  # the chunk cache is compacted when it holds this many times the versions in use
+# The vector matrix's buffer grows by this factor when an append does not fit: amortised appends without
+# re-allocating for every one-file edit (a 25 MB copy cost 15-120 ms inside graphd), while the rows held
+# but unused at rest stay a quarter of the matrix at most (doubling left up to as many again: 73 MiB at
+# 50,000 384-d chunks after one edit).
+VECTOR_GROWTH = 1.25
 
 
 @dataclass(frozen=True)
@@ -106,6 +111,9 @@ class VersionCache:
     makes that bit-identical to a from-scratch build of the same documents."""
 
     def __init__(self) -> None:
+        self._clear()
+
+    def _clear(self) -> None:
         self.workflows: dict[str, _Workflow] = {}
         self.facets: dict[str, Facet] = {}  # a root's facet versions (lamina/graph/documents.py)
         self.terms = TermTable()
@@ -179,7 +187,7 @@ class VersionCache:
         self._order_rows(range(first, len(self.ids)))
 
     def _append_vectors(self, block: np.ndarray, dim: int) -> None:
-        """Append rows to the vector matrix, growing its buffer by doubling: re-allocating the whole
+        """Append rows to the vector matrix, growing its buffer by VECTOR_GROWTH: re-allocating the whole
         matrix for every one-file edit cost 15-120 ms at 16,700 rows (a 25 MB copy into fresh pages)."""
         rows = self.vectors.shape[0]
         buffer = self._vector_buffer
@@ -187,7 +195,8 @@ class VersionCache:
             buffer = np.zeros((rows, dim), dtype=np.float32)
             self.has_vector[:] = False
         if rows + len(block) > buffer.shape[0]:
-            grown = np.zeros((max(2 * buffer.shape[0], rows + len(block)), dim), dtype=np.float32)
+            size = max(int(VECTOR_GROWTH * buffer.shape[0]), rows + len(block))
+            grown = np.zeros((size, dim), dtype=np.float32)
             grown[:rows] = buffer[:rows]
             buffer = grown
         buffer[rows : rows + len(block)] = block
@@ -236,10 +245,20 @@ class VersionCache:
             name_terms=RowView(self.names, rows),
         )
 
-    def compact(self, keep: set[str]) -> None:
-        """Forget versions outside `keep` once they dominate the cache (memory stays ~ the warm states)."""
-        if len(self) <= CACHE_SLACK * max(1, len(keep)):
-            return
+    def compact(self, keep: set[str]) -> bool:
+        """Forget versions outside `keep` once they dominate the cache (memory stays ~ the warm states);
+        returns whether it did. `keep` may name versions not cached yet (a generation about to be loaded):
+        the vector buffer keeps room for them, so that adding them does not move the matrix that corpora
+        made after the compaction share.
+        A corpus made before a compaction keeps the columns it was made from: make it again (corpus()) or
+        both copies stay in memory. When nothing is kept the cache starts afresh, term table included (it
+        otherwise only grows: a replaced generation's words stay numbered)."""
+        held = sum(1 for v in keep if v in self.row_of or v in self.workflows or v in self.facets)
+        if len(self) <= CACHE_SLACK * max(1, held):
+            return False
+        if not held:
+            self._clear()
+            return True
         self.workflows = {k: v for k, v in self.workflows.items() if k in keep}
         self.facets = {k: v for k, v in self.facets.items() if k in keep}
         rows = [r for r, version in enumerate(self.ids) if version in keep]
@@ -249,11 +268,14 @@ class VersionCache:
         for name in ("ids", "paths", "symbols", "kinds", "starts", "ends", "parts", "roles", "names"):
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in rows])
-        self.vectors = self._vector_buffer = self.vectors[order]
+        buffer = np.zeros((len(rows) + len(keep) - held, self.vectors.shape[1]), dtype=np.float32)
+        buffer[: len(rows)] = self.vectors[order]
+        self._vector_buffer, self.vectors = buffer, buffer[: len(rows)]
         self.has_vector = self.has_vector[order]
         self.row_of = {version: r for r, version in enumerate(self.ids)}
         self.sorted_keys = []
         self._order_rows(range(len(self.ids)))
+        return True
 
 
 def load_state(index: IndexReader, generation: str, cache: VersionCache) -> GenerationState:
@@ -292,6 +314,10 @@ class RetrievalService:
     def __init__(self, product: ProductReader, index: IndexReader, threads: int) -> None:
         self.product = product
         self.index = index
+        # identity -> the ranking state of its current generation, most recently used last. Keyed by
+        # identity, not generation: a replaced generation's state (and the cached versions only it used)
+        # goes as soon as its identity's next state is loaded, instead of staying warm until three more
+        # generations were loaded (three 50,000-chunk replacements kept ~150,000 versions).
         self._states: OrderedDict[str, GenerationState] = OrderedDict()
         self._cache = VersionCache()
         self._embedder: Any = None
@@ -319,21 +345,53 @@ class RetrievalService:
         generation = self.index.current(identity)
         if generation is None:
             raise LaminaError("LAMINA_NO_INDEX", "this branch/worktree has no active generation")
-        state = self._states.get(generation)
-        if state is None:
-            started, cached = time.perf_counter(), len(self._cache)
+        state = self._states.get(identity)
+        if state is None or state.generation != generation:
+            self._states.pop(identity, None)  # its previous generation: no identity points at it any more
+            started = time.perf_counter()
+            # Compacted before the new generation is added, so that its corpus is made from the compacted
+            # columns (a full replacement empties the cache first instead of holding both generations).
+            self._compact(self.index.activated_members(generation))
+            cached = len(self._cache)
             state = load_state(self.index, generation, self._cache)
-            self._states[generation] = state
+            self._states[identity] = state
             while len(self._states) > WARM_GENERATIONS:
                 self._states.popitem(last=False)
             fetched = len(self._cache) - cached
-            self._cache.compact(set().union(*(s.versions for s in self._states.values())))
             log.info(
                 "ranking state of %s: %d versions (%d read from the store) in %.0f ms",
                 generation, len(state.versions), fetched, (time.perf_counter() - started) * 1000,
             )  # fmt: skip
-        self._states.move_to_end(generation)
+        self._states.move_to_end(identity)
         return state
+
+    def keep_current(self, pointers: dict[str, str]) -> None:
+        """Drop the ranking states that are not their identity's current generation any more (`pointers`:
+        identity -> current generation), and the cached versions only they used (graphd calls it after
+        its idle garbage collection)."""
+        stale = [i for i, s in self._states.items() if pointers.get(i) != s.generation]
+        for identity in stale:
+            del self._states[identity]
+        if stale:
+            self._compact()
+
+    def warm_generations(self) -> dict[str, str]:
+        """identity -> generation of every ranking state held (graphd's `ping` reports it)."""
+        return {identity: state.generation for identity, state in self._states.items()}
+
+    def cached_versions(self) -> int:
+        """How many document versions the version cache holds (graphd's `ping` reports it)."""
+        return len(self._cache)
+
+    def _compact(self, loading: Sequence[str] = ()) -> None:
+        """Compact the cache to the versions of the warm states (and of a generation being loaded), and
+        make the warm states' corpora again from the compacted columns: a corpus shares the columns it was
+        made from, so otherwise the old and the new columns both stay in memory."""
+        keep = set(loading).union(*(s.versions for s in self._states.values()))
+        if not self._cache.compact(keep):
+            return
+        for identity, state in self._states.items():
+            self._states[identity] = replace(state, chunks=self._cache.corpus(list(state.versions)))
 
     def embedder(self) -> Any:
         """graphd's model with `self.threads` intra-op threads, loaded on first use and kept; raises the
