@@ -116,11 +116,20 @@ def pure_embedding_seconds(store: Path) -> tuple[float, int]:
     """The baseline: the time the bare Embedder needs for the texts the cold build embedded, in calls of
     the build's size. Up to BASELINE_SAMPLE texts it embeds all of them; above, a fixed-seed random sample
     scaled to all (one text per call is independent of its neighbours, so it scales)."""
+    from lamina.index.membership import embedding_key
     from lamina.index.worker import EMBED_CHUNK
     from lamina.runtime.embedder import load_embedder
 
     db = sqlite3.connect(store / "cas.sqlite")
-    texts = [r[0] for r in db.execute("SELECT text FROM texts ORDER BY digest")]
+    embedded = {r[0] for r in db.execute("SELECT key FROM embeddings")}
+    model = load_embedder(threads=1).info.model_digest
+    # Only the texts the build embedded (code chunks and the graph's documents; tests, docs and config
+    # are BM25-only since issue 15), so the baseline is the same work.
+    texts = [
+        text
+        for digest, text in db.execute("SELECT digest, text FROM texts ORDER BY digest")
+        if embedding_key(model, digest) in embedded
+    ]
     db.close()
     sample = random.Random(3).sample(texts, min(BASELINE_SAMPLE, len(texts)))
     embedder = load_embedder(threads=2)

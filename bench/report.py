@@ -29,6 +29,8 @@ QUICK = [
     ["bench/packet.py", "--quick"],
     ["bench/prepare.py", "--quick"],
     ["bench/quality.py", "--quick"],
+    ["bench/chunking.py", "--quick"],
+    ["bench/mcp_latency.py", "--calls", "5"],
 ]
 FULL = [
     ["bench/embed.py"],
@@ -38,6 +40,9 @@ FULL = [
     ["bench/packet.py"],
     ["bench/prepare.py", "--files", "10000"],
     ["bench/quality.py"],
+    ["bench/chunking.py"],
+    ["bench/mcp_latency.py"],
+    ["bench/graphd_memory.py"],
 ]
 
 
