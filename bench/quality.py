@@ -1,14 +1,18 @@
 """Workflow selection quality per graph and per task category; thresholds calibrated on some graphs only.
 
-Run: .venv/bin/python bench/quality.py [--calibrate] [--quick] [--lettings PATH] [--no-recall]
-                                      [--held-out FOLDER ...]
+Run: .venv/bin/python bench/quality.py [--split NAME] [--calibrate] [--calibration-only] [--quick]
+                                      [--lettings PATH] [--no-recall] [--held-out FOLDER ...]
+                                      [--predictions FILE] [--compare FILE] [--misses calibration|all]
 
 Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLITS below):
   lettings-clinic (default since issue 16's second session): calibration lettings (../shared/fixtures/
                lettings relative to the repository root, or --lettings; its README calls it a calibration
                set) and clinic (bench/quality_data/); held out saas (bench/quality_data/) and the example
                shop (examples/shop/tasks.toml plus bench/quality_data/shop/tasks.toml);
-  clinic-saas  the first session's split (calibration clinic + saas; held out lettings + shop).
+  clinic-saas  the first session's split (calibration clinic + saas; held out lettings + shop);
+  four-two     issue 16's third round: calibration lettings, clinic, saas and shop; held out the two graphs
+               written in session 8 by authors who never saw the ranking code, transit and registry
+               (bench/quality_data/, lettings format). Run it on the held-out graphs once per frozen change.
 Every constant of the selection section of lamina/constants.py was set on the default split's calibration
 graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
 evaluates the calibration graphs alone. --held-out FOLDER (repeatable) adds a graph to the held-out set
@@ -22,6 +26,8 @@ seconds. --calibrate grid-searches the selection constants on the calibration gr
 (it never reads a held-out graph's tasks). Root indexes include the facet vectors graphd stores
 (lamina/graph/documents.py workflow_facets). For lettings, file Recall@10 of the packet's `sources` is
 measured over an in-process index of its repository (chunked and embedded like the indexer does).
+--compare FILE prints paired differences (this run − an earlier --predictions file) per graph and pooled,
+matched by task id, with 95% bootstrap intervals over tasks.
 --quick (for `make bench`) skips recall and evaluates an evenly spaced sample of at most 40 tasks per graph.
 Final line: JSON {"bench": "quality", "figures": [...]}.
 """
@@ -75,8 +81,11 @@ LETTINGS_CATEGORY = {
 # second session: clinic + saas (short one-sentence tasks) did not predict lettings (long bug reports), and
 # the lettings README calls it a calibration set, so it calibrates with clinic; saas and shop are held out.
 # The split was fixed before any result under it was looked at (docs/evaluation.md, "Workflow selection").
+# "four-two" (issue 16, third round, fixed before any result under it): calibrate on all four graphs above,
+# hold out the two graphs written in session 8 by authors who never saw the ranking code.
 SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "lettings-clinic": (("lettings", "clinic"), ("saas", "shop")),
+    "four-two": (("lettings", "clinic", "saas", "shop"), ("transit", "registry")),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 DEFAULT_SPLIT = "lettings-clinic"
@@ -162,7 +171,9 @@ def root_index(folder: Path, globs: list[str], cache: VectorCache) -> tuple[Root
     return build_root_index(entries, stored), {w.id: w.status for w in graph.workflows}, graph
 
 
-def _toml_tasks(name: str, path: Path, index: RootIndex) -> list[Task]:
+def _toml_tasks(name: str, path: Path, index: RootIndex, prefix: str | None = None) -> list[Task]:
+    """Tasks of a tasks.toml, each with the id `<prefix>:<n>` (prefix: the folder's name unless given)."""
+    prefix = prefix or path.parent.name
     tasks = []
     for n, t in enumerate(tomllib.loads(path.read_text())["task"]):
         status, workflows = t["status"], tuple(t.get("workflows", []))
@@ -180,9 +191,7 @@ def _toml_tasks(name: str, path: Path, index: RootIndex) -> list[Task]:
                 category = "vague"
             else:
                 category = "absent"
-        tasks.append(
-            Task(name, f"{path.parent.name}:{n + 1}", t["text"], status, workflows, explicit, category)
-        )
+        tasks.append(Task(name, f"{prefix}:{n + 1}", t["text"], status, workflows, explicit, category))
     return tasks
 
 
@@ -234,12 +243,14 @@ def load_graphs(
     """The named graphs of this repository (clinic, saas, shop, lettings), then any `folders`."""
     graphs = []
     for name in names:
-        if name in ("clinic", "saas"):
+        if name in ("clinic", "saas", "transit", "registry"):
             graphs.append(load_folder(ROOT / "bench/quality_data" / name, cache, name))
         elif name == "shop":
             folder = ROOT / "examples/shop"
             index, status_of, _ = root_index(folder, ["product/**/*.toml"], cache)
-            tasks = _toml_tasks(name, folder / "tasks.toml", index)
+            # examples/shop and bench/quality_data/shop both live in a folder named shop: the example's tasks
+            # are "example:<n>" so every task id of the graph is unique (paired comparisons match by id).
+            tasks = _toml_tasks(name, folder / "tasks.toml", index, "example")
             tasks += _toml_tasks(name, ROOT / "bench/quality_data/shop/tasks.toml", index)
             graphs.append(Graph(name, index, status_of, tuple(tasks)))
         elif name == "lettings":
@@ -444,6 +455,42 @@ def write_predictions(
                 out.write(json.dumps(row, sort_keys=True) + "\n")
 
 
+def paired_differences(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], resamples: int = 2000, seed: int = 0
+) -> list[tuple[str, int, int, int, float, float, float, int, int]]:
+    """Per graph (and pooled over them, "all") the paired difference after − before in accuracy over the
+    tasks both runs predicted (matched by graph and id): (graph, n, correct before, correct after, mean
+    difference, 95% percentile-bootstrap interval over tasks, fixed, broken)."""
+    old = {(r["graph"], r["id"]): bool(r["correct"]) for r in before}
+    pairs: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+    for r in after:
+        key = (r["graph"], r["id"])
+        if key in old:
+            pairs[r["graph"]].append((old[key], bool(r["correct"])))
+    if len(pairs) > 1:
+        pairs["all"] = [p for g in list(pairs) for p in pairs[g]]
+    rng = np.random.default_rng(seed)
+    out = []
+    for graph, rows in pairs.items():
+        diff = np.array([int(a) - int(b) for b, a in rows], dtype=np.float64)
+        means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        out.append(
+            (
+                graph,
+                len(rows),
+                sum(b for b, _ in rows),
+                sum(a for _, a in rows),
+                float(diff.mean()),
+                float(lo),
+                float(hi),
+                int((diff > 0).sum()),
+                int((diff < 0).sum()),
+            )
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument(
@@ -470,6 +517,12 @@ def main() -> None:
     parser.add_argument("--misses", choices=("calibration", "all"), help="list the tasks selected wrongly")
     parser.add_argument(
         "--predictions", type=Path, help="write every task's prediction (JSON lines) for paired comparisons"
+    )
+    parser.add_argument(
+        "--compare",
+        type=Path,
+        metavar="FILE",
+        help="a --predictions file of an earlier run: print paired differences (this run − that one) per graph",
     )
     args = parser.parse_args()
     from lamina.runtime.embedder import load_embedder
@@ -523,6 +576,18 @@ def main() -> None:
             )
     if args.predictions:
         write_predictions(args.predictions, graphs, cache, th, calibration_names)
+    if args.compare:
+        now = [
+            {"graph": g.name, "id": t.id, "correct": correct(t, predict(t, g, cache, th))}
+            for g in graphs
+            for t in g.tasks
+        ]
+        before = [json.loads(line) for line in args.compare.read_text().splitlines() if line.strip()]
+        for graph, n, b, a, d, lo, hi, fixed, broken in paired_differences(before, now):
+            print(
+                f"paired {graph}: {b}/{n} -> {a}/{n}, difference {d:+.3f} [{lo:+.3f}, {hi:+.3f}] "
+                f"({fixed} fixed, {broken} broken)"
+            )
     if args.misses:
         misses(calibration if args.misses == "calibration" else graphs, cache, th, print)
     cache.save()

@@ -96,3 +96,28 @@ def test_a_held_out_graph_is_added_from_a_folder_in_either_format(tmp_path: Path
     assert kennels.name == "kennels" and kennels.repo == jsonl_folder / "repo"
     assert [(t.id, t.category) for t in kennels.tasks] == [("k1", "paraphrase"), ("k2", "absent")]
     assert set(quality.evaluate([vets, kennels], cache, Thresholds())) == {"vets", "kennels"}
+
+
+def test_the_four_two_split_holds_out_the_fresh_graphs_and_task_ids_are_unique(tmp_path: Path) -> None:
+    calibration, held_out = quality.SPLITS["four-two"]
+    assert set(calibration) == {"lettings", "clinic", "saas", "shop"}
+    assert set(held_out) == {"transit", "registry"}
+    for name, (cal, out) in quality.SPLITS.items():
+        assert set(cal).isdisjoint(out), name
+    (shop,) = quality.load_graphs(["shop"], _cache(tmp_path), tmp_path)
+    ids = [t.id for t in shop.tasks]  # two tasks.toml files in folders named shop: ids must not collide
+    assert len(ids) == len(set(ids)) and any(i.startswith("example:") for i in ids)
+
+
+def test_paired_differences_match_tasks_by_graph_and_id() -> None:
+    before = [{"graph": "g", "id": str(n), "correct": n < 5} for n in range(10)]
+    after = [{"graph": "g", "id": str(n), "correct": n < 5 or n == 9} for n in range(10)]
+    after.append({"graph": "g", "id": "new", "correct": True})  # not in the earlier run: left out
+    ((graph, n, b, a, diff, lo, hi, fixed, broken),) = quality.paired_differences(before, after)
+    assert (graph, n, b, a, fixed, broken) == ("g", 10, 5, 6, 1, 0)
+    assert diff == 0.1 and 0.0 <= lo <= diff <= hi <= 0.3
+    same = quality.paired_differences(before, before)
+    assert [row[4:7] for row in same] == [(0.0, 0.0, 0.0)]
+    two = quality.paired_differences(before + [{"graph": "h", "id": "1", "correct": False}],
+                                     after + [{"graph": "h", "id": "1", "correct": True}])  # fmt: skip
+    assert [row[0] for row in two] == ["g", "h", "all"] and two[-1][1] == 11
