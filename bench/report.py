@@ -1,4 +1,5 @@
-"""Run every benchmark at a size that fits in ~10 minutes on 2 cores and print one table.
+"""Run every benchmark at a reduced size and print one table (~15 minutes on 2 quiet cores: each bench
+first waits up to 90 s for the previous one's load to settle, bench/common.py::settle).
 
 Run: .venv/bin/python bench/report.py [--full] [--localization-repo PATH]   (or `make bench`)
 Each bench script prints its figures and a final JSON line {"bench", "figures"}; this collects them into
