@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 LOAD_LIMIT = 1.0  # 1-minute load average above this: absolute figures are not to be trusted (2 cores)
 # Units whose figures do not depend on how busy the machine is (same-run ratios, quality, counts).
 LOAD_INDEPENDENT_UNITS = frozenset({"ratio", "cosine", "lines", "count", "frames", "chunks", "files"})
@@ -241,3 +243,17 @@ def print_report(bench: str, figures: list[dict[str, Any]], start: LoadAverage |
         "figures": judged,
     }
     print(json.dumps(document))
+
+
+def bootstrap_interval(
+    values: object, resamples: int = 2000, rng: np.random.Generator | None = None
+) -> tuple[float, float]:
+    """95% percentile-bootstrap interval of the mean of `values` (items resampled with replacement, drawn
+    from `rng`, default seed 0); (nan, nan) for no values."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size == 0:
+        return (float("nan"), float("nan"))
+    draw = rng if rng is not None else np.random.default_rng(0)
+    means = arr[draw.integers(0, arr.size, size=(resamples, arr.size))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(low), float(high)

@@ -36,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import (  # noqa: E402
+    bootstrap_interval,
     figure,
     interleaved_slots,
     paired_speedup,
@@ -134,10 +135,7 @@ def paired_mean_difference(
 ) -> tuple[float, tuple[float, float]]:
     """Mean of a - b per item, with a 95% percentile-bootstrap interval (items resampled)."""
     d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, d.size, (resamples, d.size))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return float(d.mean()), (float(low), float(high))
+    return float(d.mean()), bootstrap_interval(d, resamples, np.random.default_rng(seed))
 
 
 def main() -> int:

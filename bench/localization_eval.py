@@ -44,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import bootstrap_interval  # noqa: E402
 from bench.localization import (  # noqa: E402
     _MERGE_SUBJECT,
     MAX_GOLD_FILES,
@@ -279,13 +280,7 @@ def bootstrap(
     values: Sequence[float], samples: int = BOOTSTRAP_SAMPLES, seed: int = 15
 ) -> tuple[float, float]:
     """95% percentile interval of the mean, resampling cases."""
-    rng = np.random.default_rng(seed)
-    arr = np.asarray(values, dtype=np.float64)
-    if arr.size == 0:
-        return (float("nan"), float("nan"))
-    idx = rng.integers(0, arr.size, size=(samples, arr.size))
-    means = arr[idx].mean(axis=1)
-    return float(np.percentile(means, 2.5)), float(np.percentile(means, 97.5))
+    return bootstrap_interval(values, samples, np.random.default_rng(seed))
 
 
 def report(results: Mapping[str, Sequence[Mapping[str, float | None]]], reference: str) -> str:

@@ -51,6 +51,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import bootstrap_interval  # noqa: E402
 from lamina.graph.documents import workflow_documents, workflow_facets  # noqa: E402
 from lamina.graph.load import load_graph  # noqa: E402
 from lamina.index.worker import workflow_meta  # noqa: E402
@@ -473,8 +474,7 @@ def paired_differences(
     out = []
     for graph, rows in pairs.items():
         diff = np.array([int(a) - int(b) for b, a in rows], dtype=np.float64)
-        means = diff[rng.integers(0, len(diff), size=(resamples, len(diff)))].mean(axis=1)
-        lo, hi = np.percentile(means, [2.5, 97.5])
+        lo, hi = bootstrap_interval(diff, resamples, rng)
         out.append(
             (
                 graph,
