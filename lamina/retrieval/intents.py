@@ -32,8 +32,9 @@ _BOUNDARY = re.compile(
     re.VERBOSE | re.IGNORECASE,
 )
 # A sentence that starts with one of these adds a request to the one before ("… Also send …").
-_ADDS_REQUEST = re.compile(r"(?:also|then|plus|and|additionally)\b", re.IGNORECASE)
-_ADDS_REQUEST_WORD = re.compile(r"^(?:also|then|plus|and|additionally)\s+", re.IGNORECASE)
+_ADDING_WORDS = r"(?:also|then|plus|and|additionally)"
+_ADDS_REQUEST = re.compile(rf"{_ADDING_WORDS}\b", re.IGNORECASE)
+_ADDS_REQUEST_WORD = re.compile(rf"^{_ADDING_WORDS}\s+", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 
 

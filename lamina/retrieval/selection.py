@@ -339,10 +339,9 @@ def leads(scores: TextScores, roots: Sequence[RootDoc], workflow: str) -> tuple[
     dense_lead = None
     if scores.dense is not None:
         dense_lead = float(scores.dense[i]) - float(np.max(scores.dense[others]))
-    top = max(float(scores.lexical[i]), float(np.max(scores.lexical[others])))
-    lexical_lead = (
-        0.0 if top <= 0.0 else (float(scores.lexical[i]) - float(np.max(scores.lexical[others]))) / top
-    )
+    own, runner_up = float(scores.lexical[i]), float(np.max(scores.lexical[others]))
+    top = max(own, runner_up)
+    lexical_lead = 0.0 if top <= 0.0 else (own - runner_up) / top
     return dense_lead, lexical_lead
 
 
@@ -360,7 +359,8 @@ def select(
     status_of = {r.workflow: r.status for r in roots}
     exact = exact_matches(task, roots)
     exact_active = [w for w in exact if status_of[w] == "active"]
-    candidates = rank_roots(TextScores(task, lexical_scores, coverage, dense_scores), roots, exact)
+    whole = TextScores(task, lexical_scores, coverage, dense_scores)
+    candidates = rank_roots(whole, roots, exact)
     shown = tuple(candidates[:CANDIDATES_LIMIT])
 
     if exact_active:
@@ -387,11 +387,13 @@ def select(
         if agreed
         else thresholds.dense_min_cosine
     )
-    min_lift = thresholds.agreed_min_lift if agreed else thresholds.dense_min_lift
-    if agreed and thresholds.dense_min_lift is not None and min_lift is not None:
-        min_lift = min(min_lift, thresholds.dense_min_lift)
-    elif agreed and min_lift is None:
-        min_lift = thresholds.dense_min_lift
+    # Relevance by lift: the lower of the thresholds that apply and are on (None is off).
+    lifts = [
+        t
+        for t in (thresholds.dense_min_lift, thresholds.agreed_min_lift if agreed else None)
+        if t is not None
+    ]
+    min_lift = min(lifts) if lifts else None
     best_lift = None if min_lift is None else lift(dense_scores, roots, best.workflow)
     relevant = (
         (best.cosine is not None and best.cosine >= min_cosine)
@@ -413,7 +415,6 @@ def select(
         return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
     if len(active) > 1:
         second = active[1]
-        whole = TextScores(task, lexical_scores, coverage, dense_scores)
         dense_lead, lexical_lead = leads(whole, roots, best.workflow)
         # Ambiguous when neither the fused score, nor the cosine, nor BM25 separates the best root from the
         # runner-up: each ranker's own lead is measured on its own scale, so agreement of the two rankers
