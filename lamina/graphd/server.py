@@ -164,10 +164,9 @@ class GraphDaemon:
         replaced; restore_journalled then re-activates the journalled generations without embedding."""
         from lamina.graph import ladybug as lb
 
-        settings = INDEX_SETTINGS
         self.index_was_missing = not self.ws.index_db.exists()
         try:
-            opened = lb.open_database(self.ws.index_db, **settings)
+            opened = lb.open_database(self.ws.index_db, **INDEX_SETTINGS)
         except RuntimeError as exc:
             reason = f"it cannot be opened: {exc}"
             self.recovered["index"] = f"replaced ({reason})"
@@ -189,7 +188,7 @@ class GraphDaemon:
             db.close()
         log.warning("replacing the derived index store (%s)", reason)
         _remove_database(self.ws.index_db)
-        db = lb.Database(str(self.ws.index_db), **settings)
+        db = lb.Database(str(self.ws.index_db), **INDEX_SETTINGS)
         conn = lb.Connection(db)
         return db, conn, IndexStore(conn)
 

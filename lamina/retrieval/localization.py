@@ -378,11 +378,7 @@ def _within_file_order(
 
 
 def _reasons(
-    corpus: ChunkCorpus,
-    task: TaskQuery,
-    doc: int,
-    ranks: Mapping[str, int],
-    file_rank: int,
+    corpus: ChunkCorpus, task: TaskQuery, doc: int, ranks: Mapping[str, int], file_rank: int
 ) -> list[str]:
     reasons = [f"file rank {file_rank}"]
     terms = matched_terms(corpus.bm25, doc, list(task.terms))
@@ -418,9 +414,10 @@ def _fill_sources(
     for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
         rows_of.setdefault(int(layout.file_of[i]), []).append(i)
     lexical = chunk_scores.get("lexical")
-    # (file rank, place in the file, entry, passes the gate): every file's candidates up to its cap, until
-    # `limit` candidates pass the gate (later files could then only give gated ones, which are not used)
-    candidates: list[tuple[int, int, dict[str, Any], bool]] = []
+    # (file rank, place in the file, entry, passes the gate, the file's ranks): every file's candidates up
+    # to its cap, until `limit` candidates pass the gate (later files could then only give gated ones,
+    # which are not used)
+    candidates: list[tuple[int, int, dict[str, Any], bool, Mapping[str, int]]] = []
     docs_of: dict[int, list[int]] = {}  # id(entry) -> its chunks (the best window first): their reasons
     strong_count = 0
     for file_rank, (f, score, ranks) in enumerate(fused_files[:limit], start=1):
@@ -455,7 +452,6 @@ def _fill_sources(
                 "score": round(score, 4),
                 "file_rank": file_rank,
                 "role": SOURCE_ROLE,
-                "_ranks": ranks,
             }
             docs_of[id(entry)] = [doc]
             # a file's further symbols take a slot from the next file only with lexical evidence of
@@ -463,7 +459,7 @@ def _fill_sources(
             own = float(lexical[doc]) if lexical is not None else 0.0
             strong = not entries or best <= 0 or own >= p.extra_gate * best
             strong_count += strong
-            candidates.append((file_rank, len(entries), entry, strong))
+            candidates.append((file_rank, len(entries), entry, strong, ranks))
             entries.append(entry)
             if len(entries) >= file_cap:
                 break
@@ -472,11 +468,10 @@ def _fill_sources(
         chosen += [c for c in candidates if not c[3]][: limit - len(chosen)]
     chosen.sort(key=lambda c: (c[0], c[1]))
     out = []
-    for file_rank, _, entry, _ in chosen:
-        ranks = entry.pop("_ranks")
+    for file_rank, _, entry, _, file_ranks in chosen:
         reasons: list[str] = []
         for doc in docs_of[id(entry)]:
-            reasons += [r for r in _reasons(corpus, task, doc, ranks, file_rank) if r not in reasons]
+            reasons += [r for r in _reasons(corpus, task, doc, file_ranks, file_rank) if r not in reasons]
         entry["reasons"] = reasons
         out.append(entry)
     return out
