@@ -33,7 +33,8 @@ Results, session 9 (2026-12-04; default file R@1 0.469, R@10 0.788, MRR 0.677, s
   [+0.011, +0.046], MRR +0.005 [-0.018, +0.029], R@10 +0.009 [-0.008, +0.027], R@1 -0.010 [-0.049,
   +0.027]. Shortlist 10 / 20 / 50: symbol +0.023 / +0.025 / +0.030, MRR +0.009 / +0.004 / +0.007; C 0.1 /
   10: +0.026 / +0.027; balanced classes +0.022; pairwise (RankNet-style) fit: +0.020 [+0.000, +0.039],
-  MRR +0.009; any single feature left out: symbol +0.016 to +0.027. The symbol gain is robust; no variant
+  MRR +0.009; leaving out path_match, lexical_best_rel, dense_best_gap, names_rank1, the two fused or the
+  two churn features: symbol +0.016 to +0.027. The symbol gain is robust; no variant
   moves file MRR or R@1 outside noise. Of 285 commits, MRR rose on 41 and fell on 32.
 
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_rerank.py \
