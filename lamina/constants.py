@@ -383,6 +383,38 @@ LOCALIZE_WITHIN_FILE_NAME_WEIGHT = 0.0  # RRF weight of the symbol-name rank wit
 LOCALIZE_EXTRA_GATE = 0.5
 LOCALIZE_ONE_PER_SYMBOL = True  # one source per (file, symbol): its best window, every window's reasons
 LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
+# The file scorer (lamina/retrieval/file_scorer.py): the best LOCALIZE_FILE_SCORER_SHORTLIST fused files
+# re-ordered by a logistic regression of their evidence (coefficients of the raw features; a file's score
+# is the probability). Session 9 (2026-12-04), `bench/file_rerank.py learn --drop churn churn_rank_rel`:
+# fitted on all 285 tuning commits (each case's 30 best fused files, gold = the files it changed;
+# sklearn LogisticRegression, C 1, features standardised, the coefficients mapped back). Measured with
+# leave-one-repository-out cross-validation (each repository ranked by a model fitted on the other three),
+# paired Δ against the fused order over the 285 commits: symbol R@10 +0.027 [+0.011, +0.046], file R@10
+# +0.009 [-0.008, +0.027], file MRR +0.005 [-0.018, +0.029], file R@1 -0.010 [-0.049, +0.027] (tokio
+# symbol R@10 0.392 -> 0.479, jsoup 0.408 -> 0.453, aiohttp 0.487 -> 0.494, typeorm 0.531 -> 0.537; aiohttp
+# MRR 0.628 -> 0.613): gold files move up into the file ranks that get more symbol slots (LOCALIZE_CAPS). Shortlist 10 / 20 / 50, C 0.1 / 10, balanced classes, a
+# pairwise (RankNet-style) fit: symbol R@10 +0.020 to +0.030, file MRR +0.004 to +0.010; leaving out (of
+# the twelve with churn below) path_match, lexical_best_rel, dense_best_gap, names_rank1 or the two fused features: symbol +0.016 to
+# +0.027, MRR +0.005 to +0.013; never outside noise for files. With a change-frequency prior (bench/file_rerank.py,
+# churn) as two more features: symbol R@10 +0.024 [+0.006, +0.044], MRR +0.012 [-0.01, +0.04], so the
+# product reads no history. Per-fold coefficients keep their signs except fused_rel (-0.47 to +2.52) and
+# symbol_match (-0.17 to +0.48). Held out, one run after these were frozen (docs/evaluation.md, commit
+# 24490c2): large repositories file MRR 0.493 -> 0.528, symbol R@10 0.540 -> 0.559, paired +0.035 [+0.02,
+# +0.05] / +0.020 [+0.00, +0.04] against session 8's run.
+LOCALIZE_FILE_SCORER = {
+    "fused_logrank": -0.3229,
+    "fused_rel": 1.1789,
+    "lexical_logrank": -0.2736,
+    "dense_logrank": -0.4958,
+    "names_rank1": 1.4124,
+    "lexical_best_rel": 2.9737,
+    "dense_best_gap": 1.5795,
+    "path_match": 2.2488,
+    "symbol_match": 0.1107,
+    "log_chunks": 0.1397,
+}
+LOCALIZE_FILE_SCORER_INTERCEPT = -3.9987
+LOCALIZE_FILE_SCORER_SHORTLIST = 30
 # The history ranker (bench/history.py: similar past commits' files, BugLocator-style) is NOT part of the
 # product; the evaluation fuses it through localize_all's `extra` at weight 1.0. Session 8 (2026-12-04), `bench/localization_eval.py tune --history N` over the
 # four embedded tuning dumps (285 commits; each snapshot's own newest N non-merge commits, strictly older

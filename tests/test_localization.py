@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from lamina.retrieval.localization import LocalizeParams, build_chunk_corpus, localize, localize_all
 from lamina.retrieval.tokenize import read_task, tokenize
@@ -93,3 +94,74 @@ def test_same_inputs_same_sources() -> None:
     corpus = _corpus()
     q = np.eye(1, 8, dtype=np.float32)[0]
     assert localize(corpus, "refund a paid order", q) == localize(corpus, "refund a paid order", q)
+
+
+# --- the file scorer (lamina/retrieval/file_scorer.py) ----------------------------------------------
+def test_rescore_files_orders_by_the_linear_score_ties_in_fused_order() -> None:
+    from lamina.retrieval.file_scorer import FILE_FEATURES, rescore_files
+
+    candidates = [(7, 0.05, {"lexical": 1}), (3, 0.04, {"dense": 1}), (9, 0.03, {"lexical": 2})]
+    features = np.zeros((3, len(FILE_FEATURES)))
+    features[:, FILE_FEATURES.index("path_match")] = [0.0, 1.0, 0.0]
+    out = rescore_files(candidates, features, {"path_match": 2.0}, -1.0)
+    assert [f for f, _, _ in out] == [3, 7, 9]  # 7 and 9 tie: fused order
+    assert out[0][1] == pytest.approx(1 / (1 + np.exp(-1.0)))  # the probability is the score
+    assert out[0][2] == {"dense": 1}  # ranks travel with their file
+    with pytest.raises(ValueError, match="path_mach"):
+        rescore_files(candidates, features, {"path_mach": 1.0}, 0.0)
+
+
+def test_file_features_measure_strength_and_names_not_only_ranks() -> None:
+    from lamina.retrieval.file_scorer import FILE_FEATURES, file_features
+
+    lexical = np.array([4.0, 1.0, 2.0, 0.0])
+    dense = np.array([0.2, 0.6, 0.5, 0.1])
+    code = np.array([True, True, True, False])  # chunk 3 is a test: never the best of anything
+    candidates = [(0, 0.03, {"lexical": 1, "names": 2}), (1, 0.015, {"dense": 1})]
+    rows = [np.array([0]), np.array([1, 2])]
+    got = file_features(
+        candidates, rows, {"lexical": lexical, "dense": dense}, code, ["cache", "evict"],
+        [{"src", "cache", "py"}, {"src", "store", "py"}], [{"lru", "evict"}, set()], 200,
+    )  # fmt: skip
+    row = dict(zip(FILE_FEATURES, got[1], strict=True))
+    assert row["fused_rel"] == pytest.approx(0.5)
+    assert row["lexical_best_rel"] == pytest.approx(0.5)  # its best chunk 2.0 of the best 4.0
+    assert row["dense_best_gap"] == pytest.approx(0.0)  # it holds the best cosine
+    assert row["lexical_logrank"] == pytest.approx(np.log1p(201))  # unranked: depth + 1
+    assert row["names_rank1"] == 0.0 and row["path_match"] == 0.0
+    assert row["log_chunks"] == pytest.approx(np.log(2))
+    first = dict(zip(FILE_FEATURES, got[0], strict=True))
+    assert first["names_rank1"] == 0.5 and first["path_match"] == 0.5 and first["symbol_match"] == 0.5
+    assert first["dense_best_gap"] == pytest.approx(-0.4)
+    no_vectors = file_features(candidates, rows, {"lexical": lexical}, code, ["cache"], [set(), set()],
+                               [set(), set()], 200)  # fmt: skip
+    assert list(no_vectors[:, FILE_FEATURES.index("dense_best_gap")]) == [-1.0, -1.0]
+
+
+def _two_files_corpus():
+    # src/a.py: three chunks that each say most of the task (first by its damped sum: RRF ranks it 1st);
+    # src/evict.py: one chunk that says all of it, in a file named for it
+    paths = ["src/a.py"] * 3 + ["src/evict.py"]
+    symbols = ["a1", "a2", "a3", "drop_oldest"]
+    texts = ["evict cache entries", "evict stale entries", "stale cache entries", "evict stale cache entries"]
+    n = len(paths)
+    return build_chunk_corpus(paths, symbols, ["function"] * n, [1] * n, [5] * n, texts, None)
+
+
+def test_the_scorer_moves_a_strongly_matching_file_up_and_is_off_with_no_coefficients() -> None:
+    corpus = _two_files_corpus()
+    task = "evict stale cache entries"
+    fused_only = localize(corpus, task, None, params=LocalizeParams(file_scorer={}))
+    assert fused_only[0]["file"] == "src/a.py"  # reciprocal-rank fusion alone
+    scored = localize(corpus, task, None)
+    assert [s["file"] for s in scored][0] == "src/evict.py"
+    assert [s["file_rank"] for s in scored] == sorted(s["file_rank"] for s in scored)
+    scores = [s["score"] for s in scored]
+    assert scores == sorted(scores, reverse=True) and all(0 < x < 1 for x in scores)  # probabilities
+    # the coefficients decide: a scorer that counts against path matches keeps a.py first
+    against = localize(corpus, task, None, params=LocalizeParams(file_scorer={"path_match": -5.0}))
+    assert against[0]["file"] == "src/a.py"
+    # one ranker alone (diagnosis) is that ranker's fusion, unscored
+    alone = localize(corpus, task, None, rankers=("lexical",))
+    assert alone == localize(corpus, task, None, rankers=("lexical",), params=LocalizeParams(file_scorer={}))
+    assert alone[0]["file"] == "src/a.py"

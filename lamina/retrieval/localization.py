@@ -3,8 +3,9 @@
 Chunks are scored by BM25 (the task's terms, identifiers it names weighted up) and by cosine (the task's
 embedding); each ranker's chunk scores are aggregated to files (the best chunk plus a damped sum of the
 next ones), the file rankings and an exact-name ranking (files whose path or symbols are an identifier
-the task names) are fused by weighted reciprocal-rank fusion, and `sources` are filled with the best
-symbols of the best files (up to LOCALIZE_CAPS by file rank; a file's further symbols only with BM25
+the task names) are fused by weighted reciprocal-rank fusion, the best fused files are re-ordered by
+the file scorer (lamina/retrieval/file_scorer.py: how strong their evidence is, not only its rank), and
+`sources` are filled with the best symbols of the best files (up to LOCALIZE_CAPS by file rank; a file's further symbols only with BM25
 evidence of their own, LOCALIZE_EXTRA_GATE, else the slot goes to the next file), one entry per symbol,
 each with its file's rank. Only `code` chunks are sources; tests and docs tied to a source are `related`.
 
@@ -25,6 +26,9 @@ from lamina.constants import (
     LOCALIZE_DENSE_DAMPING,
     LOCALIZE_EXTRA_GATE,
     LOCALIZE_FILE_DEPTH,
+    LOCALIZE_FILE_SCORER,
+    LOCALIZE_FILE_SCORER_INTERCEPT,
+    LOCALIZE_FILE_SCORER_SHORTLIST,
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
     LOCALIZE_ONE_PER_SYMBOL,
@@ -37,6 +41,7 @@ from lamina.constants import (
 )
 from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
+from lamina.retrieval.file_scorer import file_features, rescore_files
 from lamina.retrieval.fusion import top_k
 from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
@@ -101,6 +106,15 @@ class _Layout:
     code: np.ndarray  # bool per chunk: a source candidate
     name_terms: Mapping[str, np.ndarray]  # term of a symbol's or path's whole identifiers -> chunk indices
     number: Mapping[str, int]  # file -> its number
+    by_file: np.ndarray  # chunk indices grouped by file number (corpus order within a file)
+    file_start: np.ndarray  # file f's chunks are by_file[file_start[f]:file_start[f + 1]]
+    # file number -> (its path's terms, its named symbols' terms), filled on first use by the file scorer
+    terms_of: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict, compare=False)
+
+    def code_rows(self, f: int) -> np.ndarray:
+        """File f's code chunks, in corpus order."""
+        rows = self.by_file[self.file_start[f] : self.file_start[f + 1]]
+        return rows[self.code[rows]]
 
 
 def _build_layout(corpus: ChunkCorpus) -> _Layout:
@@ -119,6 +133,8 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
     for i, terms in enumerate(names):
         for t in terms:
             postings.setdefault(t, []).append(i)
+    by_file = np.argsort(file_of, kind="stable")
+    file_start = np.searchsorted(file_of[by_file], np.arange(len(files) + 1))
     return _Layout(
         files,
         file_of,
@@ -128,6 +144,8 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
         code,
         {t: np.asarray(v, np.int64) for t, v in postings.items()},
         number,
+        by_file,
+        file_start,
     )
 
 
@@ -215,6 +233,11 @@ class LocalizeParams:
     one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
     extra_gate: float = LOCALIZE_EXTRA_GATE  # a file's 2nd+ symbol needs this share of its best BM25 score
     within_dense: float = 1.0  # weight of the cosine rank in a file's symbol order (BM25's is 1)
+    # the file scorer (lamina/retrieval/file_scorer.py) re-orders the best `scorer_shortlist` fused files;
+    # empty coefficients: the fused order as it is
+    file_scorer: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_FILE_SCORER))
+    scorer_intercept: float = LOCALIZE_FILE_SCORER_INTERCEPT
+    scorer_shortlist: int = LOCALIZE_FILE_SCORER_SHORTLIST
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -333,9 +356,44 @@ def localize_all(
     if not file_rankings:
         return [], []
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
+    if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
+        fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
     sources = _fill_sources(corpus, layout, task, chunk_scores, fused_files, limit, p)
     related = _related(corpus, layout, task, chunk_scores.get("lexical"), sources)
     return sources, related
+
+
+def _scored_files(
+    corpus: ChunkCorpus,
+    layout: _Layout,
+    task: TaskQuery,
+    chunk_scores: Mapping[str, np.ndarray],
+    fused: Sequence[tuple[int, float, dict[str, int]]],
+    p: LocalizeParams,
+) -> list[tuple[int, float, dict[str, int]]]:
+    """The fused files with the best `scorer_shortlist` re-ordered by the file scorer (each with the
+    scorer's probability as its score); the rest after them in fused order."""
+    head = list(fused[: p.scorer_shortlist])
+    rows = [layout.code_rows(f) for f, _, _ in head]
+    for f, r in zip((f for f, _, _ in head), rows, strict=True):
+        if f not in layout.terms_of:
+            named = (corpus.symbols[i] for i in r.tolist() if not corpus.symbols[i].startswith("<"))
+            layout.terms_of[f] = (
+                frozenset(tokenize(layout.files[f])),
+                frozenset(t for symbol in named for t in tokenize(symbol)),
+            )
+    features = file_features(
+        head,
+        rows,
+        chunk_scores,
+        layout.code,
+        task.terms,
+        [layout.terms_of[f][0] for f, _, _ in head],
+        [layout.terms_of[f][1] for f, _, _ in head],
+        p.file_depth,
+    )
+    rescored = rescore_files(head, features, p.file_scorer, p.scorer_intercept)
+    return [(f, score, dict(ranks)) for f, score, ranks in rescored] + list(fused[len(head) :])
 
 
 def _name_scores(layout: _Layout, task: TaskQuery, n: int) -> np.ndarray | None:

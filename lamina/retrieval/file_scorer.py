@@ -1,0 +1,94 @@
+"""The file scorer of source localization: re-orders the best fused files by a linear function of their
+evidence (a logistic regression fitted on the tuning split; coefficients in lamina/constants.py,
+LOCALIZE_FILE_SCORER, with the measurement that chose them).
+
+Reciprocal-rank fusion keeps only each ranker's rank of a file. The scorer also sees *how strong* the
+evidence is — the file's best BM25 chunk against the task's best, its best cosine against the best — and
+whether the task's words are in the file's path or its symbols' names. Pure functions over the arrays
+localization already has; `localization._scored_files` calls them. Like every ranking input, the source
+text is untrusted data: it can only move a file up or down among sources.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Mapping, Sequence
+
+import numpy as np
+
+# Features of a candidate file, in the order of a feature row (each defined in file_features).
+FILE_FEATURES = (
+    "fused_logrank",  # log(1 + rank) in the fused file ranking
+    "fused_rel",  # fused score / the best fused score
+    "lexical_logrank",  # log(1 + rank) in the lexical file ranking (depth + 1 when unranked)
+    "dense_logrank",  # the same in the dense file ranking
+    "names_rank1",  # 1 / rank in the exact-name ranking (0 when unranked)
+    "lexical_best_rel",  # the file's best code chunk BM25 / the best code chunk's (0 without BM25)
+    "dense_best_gap",  # the file's best code chunk cosine - the best code chunk's (-1 without vectors)
+    "path_match",  # share of the task's terms among its path's terms
+    "symbol_match",  # share of the task's terms among its named symbols' terms
+    "log_chunks",  # log(number of its code chunks)
+)
+
+Candidate = tuple[int, float, Mapping[str, int]]  # (file number, fused score, {ranker: rank})
+
+
+def file_features(
+    candidates: Sequence[Candidate],
+    rows: Sequence[np.ndarray],
+    chunk_scores: Mapping[str, np.ndarray],
+    code: np.ndarray,
+    terms: Collection[str],
+    path_terms: Sequence[Collection[str]],
+    symbol_terms: Sequence[Collection[str]],
+    depth: int,
+) -> np.ndarray:
+    """One row of FILE_FEATURES per candidate (best fused first). `rows[i]`: candidate i's code chunks;
+    `chunk_scores`: "lexical" (BM25) and "dense" (cosine) per chunk, either may be missing; `code`: bool
+    per chunk; `terms`: the task's scoring terms; `depth`: how many files each ranker lists."""
+    lexical, dense = chunk_scores.get("lexical"), chunk_scores.get("dense")
+    any_code = bool(code.any())
+    lexical_max = float(lexical[code].max()) if lexical is not None and any_code else 0.0
+    dense_max = float(dense[code].max()) if dense is not None and any_code else 0.0
+    best_fused = candidates[0][1] if candidates and candidates[0][1] > 0 else 1.0
+    wanted = set(terms)
+    n_terms = max(1, len(wanted))
+    out = np.zeros((len(candidates), len(FILE_FEATURES)), dtype=np.float64)
+    for i, (_, score, ranks) in enumerate(candidates):
+        r = rows[i]
+        lexical_best = float(lexical[r].max()) if lexical is not None and r.size else 0.0
+        dense_gap = float(dense[r].max()) - dense_max if dense is not None and r.size else -1.0
+        out[i] = (
+            math.log1p(i + 1),
+            score / best_fused,
+            math.log1p(ranks.get("lexical", depth + 1)),
+            math.log1p(ranks.get("dense", depth + 1)),
+            1.0 / ranks["names"] if "names" in ranks else 0.0,
+            lexical_best / lexical_max if lexical_max > 0 else 0.0,
+            dense_gap,
+            len(wanted.intersection(path_terms[i])) / n_terms,
+            len(wanted.intersection(symbol_terms[i])) / n_terms,
+            math.log(max(1, r.size)),
+        )
+    return out
+
+
+def rescore_files(
+    candidates: Sequence[Candidate],
+    features: np.ndarray,
+    coefficients: Mapping[str, float],
+    intercept: float,
+) -> list[Candidate]:
+    """The candidates by the scorer's value, best first (ties: fused order), each with its probability
+    1 / (1 + exp(-(intercept + coefficients · features))) as its score. A feature missing from
+    `coefficients` weighs 0; an unknown name is a ValueError (a typo never silently counts for nothing)."""
+    unknown = set(coefficients) - set(FILE_FEATURES)
+    if unknown:
+        raise ValueError(f"unknown file features: {sorted(unknown)}")
+    if not candidates:
+        return []
+    weights = np.asarray([coefficients.get(f, 0.0) for f in FILE_FEATURES], dtype=np.float64)
+    z = features @ weights + intercept
+    order = np.lexsort((np.arange(len(candidates)), -z))
+    probability = 1.0 / (1.0 + np.exp(-z))
+    return [(candidates[i][0], float(probability[i]), candidates[i][2]) for i in order.tolist()]
