@@ -47,8 +47,8 @@ symbol R@10 0.491; paired Δ variant - main [95% bootstrap]):
   main; test_name_link alone +0.013 [-0.005, +0.030] vs base LORO (aiohttp and jsoup only); each other
   feature alone -0.006 to +0.004. No file MRR or symbol gain with its interval above zero.
 - misses (main): best gold file at rank 1 in 162 cases, 2-10 in 93, 11-30 in 16, 31-200 in 8, unranked
-  in 6; of the 2-10 cases 57 have the gold in the rank-1 file's folder (46 of them aiohttp's one flat
-  package). Reading them: 80 tasks carry commit hashes and backport boilerplate (aiohttp's backports:
+  in 6 (file scorer order); of the 88 cases whose sources name a gold file at file rank 2-10, 57 have it
+  in the rank-1 file's folder (46 of them aiohttp's one flat package). Reading them: 80 tasks carry commit hashes and backport boilerplate (aiohttp's backports:
   "(cherry picked from commit c4de983…)" gives the terms de, fb, 98382, cf, …).
 - clean, KEPT (lamina/retrieval/tokenize.py strip_commit_noise): level 1 / 2 / 3: MRR +0.011 [-0.001,
   +0.023] / +0.017 [+0.003, +0.031] / +0.018 [+0.003, +0.033], R@1 +0.016 / +0.027 / +0.029 [+0.009,
