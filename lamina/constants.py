@@ -415,6 +415,14 @@ LOCALIZE_FILE_SCORER = {
 }
 LOCALIZE_FILE_SCORER_INTERCEPT = -3.9987
 LOCALIZE_FILE_SCORER_SHORTLIST = 30
+# Session 9, second helper (bench/file_structure.py, tuning split, paired against the scorer above over the
+# 285 commits): eight structural features (a fused top-3 file in the same folder or package, references
+# between the candidate and the top files, its module name in the task, a test file that matches the task
+# and is named after it) refitted leave-one-repository-out: file MRR +0.016 [-0.004, +0.036], R@1 +0.049
+# but R@10 -0.017 against the same fit without them; symbol R@10 -0.001; not added. Pseudo-relevance
+# feedback (RM3 terms of the best 5-20 chunks or 3-5 files, weights 0.1-0.5; Rocchio on the query vector):
+# MRR -0.051 to +0.002, none outside noise upwards; not added. What did win is on the task's side:
+# tokenize.strip_commit_noise (commit hashes and backport boilerplate out of the BM25 query).
 # The history ranker (bench/history.py: similar past commits' files, BugLocator-style) is NOT part of the
 # product; the evaluation fuses it through localize_all's `extra` at weight 1.0. Session 8 (2026-12-04), `bench/localization_eval.py tune --history N` over the
 # four embedded tuning dumps (285 commits; each snapshot's own newest N non-merge commits, strictly older

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lamina.retrieval.localization import LocalizeParams, build_chunk_corpus, localize, localize_all
-from lamina.retrieval.tokenize import read_task, tokenize
+from lamina.retrieval.tokenize import read_task, strip_commit_noise, tokenize
 
 
 def test_read_task_drops_stopwords_and_quotes_the_tasks_words() -> None:
@@ -26,6 +26,33 @@ def test_read_task_recognises_identifiers_paths_and_scopes() -> None:
     scoped = read_task("tpl/collections: Fix where with nil values")
     assert {"tpl", "collection"} <= scoped.names
     assert not read_task("Refund a paid order when the warehouse cannot ship it").names
+
+
+def test_read_task_leaves_out_commit_hashes_and_backport_boilerplate() -> None:
+    task = read_task(
+        "[PR /ed8b040c backport][3.15] Escape backslashes in digest auth\n"
+        "**This is a backport of PR #12 as merged into master (ee53d6558083e245f3aae7e864ed5523d138c9db).**\n"
+        "(cherry picked from commit c4de98382fb641cf3ffb26739920cc9d58ff0295)"
+    )
+    assert task.terms == ("escap", "backslash", "digest", "auth")
+    # words that only look like hashes stay: no digit, no letter a-f, or shorter than seven characters
+    kept = read_task("Fix deadbeef, sha256 and the 20241204 fixture; bump 1a2b3c to v2.0")
+    assert {"deadbeef", "sha", "256", "20241204", "1", "2", "3"} <= set(kept.terms)
+    assert strip_commit_noise("keep [v3.15] but not [3.15]") == "keep [v3.15] but not  "
+
+
+def test_a_commit_hash_in_the_task_cannot_pull_a_file_up() -> None:
+    paths = ["src/auth.py", "src/colors.py"]
+    corpus = build_chunk_corpus(
+        paths, ["digest_auth", "palette"], ["function"] * 2, [1, 1], [5, 5],
+        ["def digest_auth(user): escape backslashes", "PALETTE = {'de': 1, 'fb': 2, 'cf': 3, 'ff': 4}"],
+        None, roles=["code", "code"],
+    )  # fmt: skip
+    task = (
+        "Escape backslashes in digest auth (cherry picked from commit c4de98382fb641cf3ffb26739920cc9d58ff0)"
+    )
+    files = [s["file"] for s in localize(corpus, task, None)]
+    assert files == ["src/auth.py"]  # the hash's pieces (de, fb, cf, ff) no longer match the palette
 
 
 def _corpus(with_vectors: bool = True):

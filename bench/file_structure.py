@@ -1,0 +1,665 @@
+"""Pseudo-relevance feedback and structural file features for source localization (TUNING split only).
+
+Experiments of issue 15, session 9 (second helper), in-process over bench/localization_eval.py's dumps and
+cases; every variant's files are filled into sources by the product's own `_fill_sources`, so symbol R@10
+is what a packet would show. The reference "main" is the product as it is (fused files re-ordered by the
+file scorer with LOCALIZE_FILE_SCORER, whose coefficients were fitted on these same 285 commits). Paired
+differences variant - reference over the 285 commits, 95% bootstrap intervals (bench/common.py).
+
+    prf     RM3-style query expansion. A first pass ranks chunks by the task's BM25 (the product's term
+            weights); the best `k` code chunks (or the best chunks of the best `k` files after the file
+            scorer) vote for terms: P(t|R) = sum_d s(d) * w(t, d) / sum_t' w(t', d), s(d) the chunk's BM25
+            share among the k, w the index's BM25 weight of t in d (idf and saturation included). The best
+            `m` terms not in the task (longer than 2 letters, not digits; optionally only terms of symbol
+            and path names) join the BM25 query with weight lambda * P(t|R) / max P(t|R); the lexical file
+            ranking, fusion and file scorer then run again (the task's own terms unchanged for the
+            exact-name ranking, the scorer's path/symbol matches and the reasons). Also a Rocchio
+            expansion of the query vector (q + beta * mean of the k best chunks' vectors).
+    learn   the file scorer's features (lamina/retrieval/file_scorer.py) plus STRUCT_FEATURES below, a
+            logistic regression over each case's 30 best fused files, fitted leave-one-repository-out
+            exactly as bench/file_rerank.py learn; compared with the same fit on the product's features
+            alone ("base LORO") and with main.
+    misses  where the gold files are when they are not in the first ten: fused rank, shortlist or not.
+
+    clean   the task read without commit hashes and backport boilerplate (level 1: hashes; 2: and git's
+            cherry-pick trailer and a backport bot's "[PR /abc backport]" / "**This is a backport of PR …"
+            lines; 3: and "[3.15]" branch tags), the BM25 side only (the query vector is the raw task's).
+
+Results, session 9 (2026-12-04, 285 tuning commits; main at 9b9e334: file R@1 0.474, R@10 0.795, MRR 0.688,
+symbol R@10 0.491; paired Δ variant - main [95% bootstrap]):
+
+- prf, none wins. RM3 over the best k chunks, m terms, weight lambda: k 5 m 5 l 0.3: MRR -0.014 [-0.033,
+  +0.005], symbol R@10 -0.025 [-0.046, -0.005]; k 10 m 10 l 0.1 / 0.3 / 0.5: MRR +0.001 / -0.010 / -0.010,
+  symbol -0.009 / -0.009 / -0.016; k 20 m 10 l 0.3: -0.003 / +0.001; k 10 m 20: -0.009 / -0.009; names
+  only (m 5 / 10): MRR -0.012 / -0.006, symbol +0.010 / +0.006; feedback from the best 3 / 5 files after
+  the scorer: R@10 +0.016 / +0.023 but MRR -0.043 / -0.051 and R@1 -0.053 / -0.070 (intervals below zero).
+  Rocchio on the query vector (k, beta) 5 0.3 / 10 0.3 / 10 0.5 / 10 1.0 / 5 0.5 / 20 0.5: MRR -0.002 /
+  -0.000 / +0.002 / -0.006 / -0.009 / +0.001, symbol +0.007 / +0.013 / +0.019 [-0.005, +0.042] / +0.003 /
+  +0.018 / +0.008: all within noise.
+- learn, not kept. 271 of 285 cases have a gold file among the 30 shortlisted. Gold against other
+  candidates (means): same folder as a fused top-3 file 0.58 / 0.48, module named by a top-3 file 0.43 /
+  0.26, module name in the task 0.23 / 0.04, a top-10 test file named after it 0.28 / 0.06. Fitted
+  leave-one-repository-out, paired against the same fit on the product's 10 features ("base LORO": MRR
+  0.683, symbol 0.491): all 8 structural features MRR +0.016 [-0.004, +0.036] (+0.021 [-0.001, +0.042]
+  against base LORO), R@1 +0.049 [+0.011, +0.084] but R@10 -0.017 [-0.035, -0.002] against base LORO,
+  symbol -0.001 (tokio MRR 0.720 -> 0.766, aiohttp 0.613 -> 0.648, jsoup 0.824 -> 0.802); with two more
+  test features (1/rank and absolute strength of the test named after it) MRR +0.016 [-0.004, +0.037] vs
+  main; test_name_link alone +0.013 [-0.005, +0.030] vs base LORO (aiohttp and jsoup only); each other
+  feature alone -0.006 to +0.004. No file MRR or symbol gain with its interval above zero.
+- misses (main): best gold file at rank 1 in 162 cases, 2-10 in 93, 11-30 in 16, 31-200 in 8, unranked
+  in 6 (file scorer order); of the 88 cases whose sources name a gold file at file rank 2-10, 57 have it
+  in the rank-1 file's folder (46 of them aiohttp's one flat package). Reading them: 80 tasks carry commit hashes and backport boilerplate (aiohttp's backports:
+  "(cherry picked from commit c4de983…)" gives the terms de, fb, 98382, cf, …).
+- clean, KEPT (lamina/retrieval/tokenize.py strip_commit_noise): level 1 / 2 / 3: MRR +0.011 [-0.001,
+  +0.023] / +0.017 [+0.003, +0.031] / +0.018 [+0.003, +0.033], R@1 +0.016 / +0.027 / +0.029 [+0.009,
+  +0.053], R@10 +0.004 [+0.000, +0.013], symbol R@10 +0.006 / +0.004 / +0.007 [-0.004, +0.018] (aiohttp
+  MRR 0.620 -> 0.659; the other three unchanged but for a case or two).
+
+    LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--sets F,F …] [--drop F …] | misses [--show] | clean
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.file_rerank import CaseState, FileFacts  # noqa: E402
+from bench.localization_eval import (  # noqa: E402
+    METRICS,
+    bootstrap,
+    case_metrics,
+    lamina_corpus,
+    load_cases,
+    load_dump,
+    mean_of,
+    query_vectors,
+    split_names,
+)
+
+GENERIC_STEMS = frozenset({"mod", "index", "lib", "main", "__init__", "init"})
+TEST_AFFIXES = ("test_", "_test", "test", "tests", "_spec", ".spec", ".test", "spec")
+TEST_DEPTH = 30  # best test files (by best BM25 chunk) that may point at a code file
+TEST_LINK_DEPTH = 10  # of them, those test_name_link and test_ref_link read
+
+
+# --- a repository ------------------------------------------------------------------------------------
+@dataclass
+class Repo:
+    name: str
+    corpus: Any
+    cases: list[dict[str, Any]]
+    qvecs: np.ndarray
+    facts: FileFacts
+    file_cols: list[frozenset[int]]  # per file number: the BM25 columns (terms) of all its chunks
+    module_col: list[int]  # per file number: its module name's column (-1 when not in the vocabulary)
+    test_target: list[int]  # per file number: the code file its test name points at (-1: none)
+    csr: Any  # the BM25 weights by row (chunk)
+
+
+def module_term(path: str) -> str:
+    """A file's module name as a whole-identifier term: its stem, or its folder's name for mod.rs,
+    index.ts, __init__.py and the like."""
+    from lamina.retrieval.localization import _whole_term
+
+    head, _, name = path.rpartition("/")
+    stem = name.split(".", 1)[0]
+    if stem in GENERIC_STEMS and head:
+        stem = head.rsplit("/", 1)[-1]
+    return _whole_term(stem)
+
+
+def test_stem(path: str) -> str:
+    """test_client.py, client_test.go, ClientTest.java, client.spec.ts -> the stem they test."""
+    name = path.rsplit("/", 1)[-1]
+    base = (
+        name.split(".", 1)[0] if not name.endswith((".spec.ts", ".test.ts", ".spec.js", ".test.js")) else name
+    )
+    for suffix in (".spec.ts", ".test.ts", ".spec.js", ".test.js"):
+        if base.endswith(suffix):
+            return base[: -len(suffix)]
+    low = base
+    for pre in ("test_",):
+        if low.startswith(pre):
+            return low[len(pre) :]
+    for suf in ("_test", "Test", "Tests", "_spec", "Spec"):
+        if low.endswith(suf) and len(low) > len(suf):
+            return low[: -len(suf)]
+    return low
+
+
+def load_repo(work: Path, name: str) -> Repo:
+    dump = load_dump(work, name)
+    cases = load_cases(work, name)
+    qvecs = query_vectors(work, name, [c["query"] for c in cases])
+    corpus = lamina_corpus(dump)
+    layout = corpus.layout()
+    csr = corpus.bm25.weights.tocsr()
+    n_files = len(layout.files)
+    cols: list[set[int]] = [set() for _ in range(n_files)]
+    for i, f in enumerate(layout.file_of.tolist()):
+        cols[f].update(csr.indices[csr.indptr[i] : csr.indptr[i + 1]].tolist())
+    vocab = corpus.bm25.vocabulary
+    module_col = [vocab.get(module_term(p), -1) for p in layout.files]
+    by_stem: dict[str, list[int]] = {}
+    for f, p in enumerate(layout.files):
+        if layout.role_of[f] == "code":
+            by_stem.setdefault(p.rsplit("/", 1)[-1].split(".", 1)[0].lower(), []).append(f)
+    target = [-1] * n_files
+    for f, p in enumerate(layout.files):
+        if layout.role_of[f] == "test":
+            hits = by_stem.get(test_stem(p).lower(), [])
+            if len(hits) == 1:
+                target[f] = hits[0]
+            elif hits:  # the code file sharing the longest folder prefix with the test
+                target[f] = max(hits, key=lambda h: (_common_prefix(layout.files[h], p), -h))
+    return Repo(name, corpus, cases, qvecs, FileFacts(corpus), [frozenset(c) for c in cols], module_col,
+                target, csr)  # fmt: skip
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = 0
+    for x, y in zip(a.split("/"), b.split("/"), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+# --- one case ---------------------------------------------------------------------------------------
+def state_of(
+    corpus: Any,
+    query: str,
+    qvec: np.ndarray | None,
+    params: Any,
+    expansion: Mapping[str, float] | None = None,
+) -> CaseState:
+    """localize_all's rankings and fusion (as bench/file_rerank.py case_state), the BM25 query expanded by
+    `expansion` (term -> weight) when given."""
+    from lamina.retrieval import localization as loc
+
+    p = params
+    layout = corpus.layout()
+    task = loc.read_task(query)
+    weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
+    for t, w in (expansion or {}).items():
+        weights[t] = weights.get(t, 0.0) + w
+    code_rows = np.flatnonzero(layout.code)
+    chunk_scores: dict[str, np.ndarray] = {}
+    rankings: dict[str, list[int]] = {}
+    name_hits = None
+    if weights:
+        lex = loc.weighted_bm25(corpus.bm25, weights)
+        chunk_scores["lexical"] = lex
+        hit = code_rows[lex[code_rows] > 0]
+        rankings["lexical"] = loc._ranking(
+            loc._file_scores(lex, hit, layout.file_of, p.lexical_damping, p.aggregate_top), p.file_depth
+        )
+        name_hits = loc._name_scores(layout, task, len(corpus))
+        if name_hits is not None:
+            named = code_rows[name_hits[code_rows] > 0]
+            score = name_hits + lex / (1.0 + float(lex.max()))
+            rankings["names"] = loc._ranking(
+                loc._file_scores(score, named, layout.file_of, 0.0, 1), p.file_depth
+            )
+    if qvec is not None and corpus.matrix is not None:
+        dense = corpus.dense_scores(qvec).astype(np.float64)
+        chunk_scores["dense"] = dense
+        rankings["dense"] = loc._ranking(
+            loc._file_scores(dense, code_rows, layout.file_of, p.dense_damping, p.aggregate_top), p.file_depth
+        )
+    fused = loc._fuse(rankings, p.weights, p.rrf_k)
+    return CaseState(layout, task, chunk_scores, rankings, fused, name_hits)
+
+
+def scored(corpus: Any, state: CaseState, params: Any) -> list[tuple[int, float, dict[str, int]]]:
+    """The product's file order: the fused files re-ordered by the file scorer."""
+    from lamina.retrieval.localization import _scored_files
+
+    return _scored_files(corpus, state.layout, state.task, state.chunk_scores, state.fused, params)
+
+
+def fill(
+    corpus: Any, state: CaseState, files: Sequence[tuple[int, float, dict[str, int]]], params: Any
+) -> Any:
+    from lamina.constants import SOURCES_LIMIT
+    from lamina.retrieval.localization import _fill_sources
+
+    return _fill_sources(corpus, state.layout, state.task, state.chunk_scores, files, SOURCES_LIMIT, params)
+
+
+# --- (a) pseudo-relevance feedback --------------------------------------------------------------------
+@dataclass(frozen=True)
+class Prf:
+    k: int = 10  # feedback chunks (or files, with `files`)
+    m: int = 10  # expansion terms
+    weight: float = 0.3  # lambda: the best expansion term's weight (the task's terms weigh 1)
+    names_only: bool = False  # only terms of the feedback chunks' symbol and path names
+    files: bool = False  # feedback = the best chunk of each of the k best files after the file scorer
+    beta: float = 0.0  # Rocchio on the query vector (0: off)
+
+
+def expansion_terms(repo: Repo, state: CaseState, order: Sequence[int], prf: Prf) -> dict[str, float]:
+    """RM3-style: term -> weight for the best prf.m terms of the feedback chunks `order`."""
+    lex = state.chunk_scores.get("lexical")
+    if lex is None or not order:
+        return {}
+    s = np.asarray([max(0.0, float(lex[d])) for d in order])
+    if s.sum() <= 0:
+        return {}
+    s = s / s.sum()
+    votes: dict[int, float] = {}
+    names: set[str] = set()
+    for d, sd in zip(order, s.tolist(), strict=True):
+        lo, hi = repo.csr.indptr[d], repo.csr.indptr[d + 1]
+        cols, w = repo.csr.indices[lo:hi], repo.csr.data[lo:hi].astype(np.float64)
+        total = w.sum()
+        if total <= 0:
+            continue
+        for c, x in zip(cols.tolist(), (w / total).tolist(), strict=True):
+            votes[c] = votes.get(c, 0.0) + sd * x
+        if prf.names_only:
+            names.update(repo.facts.path_terms[int(state.layout.file_of[d])])
+            symbol = repo.corpus.symbols[d]
+            if not symbol.startswith("<"):
+                from lamina.retrieval.tokenize import tokenize
+
+                names.update(tokenize(symbol))
+    terms = _terms(repo)
+    own = set(state.task.terms)
+    ranked = sorted(votes.items(), key=lambda kv: (-kv[1], kv[0]))
+    out: dict[str, float] = {}
+    for c, v in ranked:
+        t = terms[c]
+        if t in own or len(t) <= 2 or t.isdigit() or (prf.names_only and t not in names):
+            continue
+        out[t] = v
+        if len(out) >= prf.m:
+            break
+    top = max(out.values(), default=0.0)
+    return {t: prf.weight * v / top for t, v in out.items()} if top > 0 else {}
+
+
+_TERMS: dict[int, list[str]] = {}
+
+
+def _terms(repo: Repo) -> list[str]:
+    key = id(repo.corpus.bm25)
+    if key not in _TERMS:
+        vocab = repo.corpus.bm25.vocabulary
+        out = [""] * len(vocab)
+        for t, c in vocab.items():
+            out[c] = t
+        _TERMS[key] = out
+    return _TERMS[key]
+
+
+def prf_sources(repo: Repo, i: int, base: CaseState, prf: Prf, params: Any) -> Any:
+    case, qvec = repo.cases[i], repo.qvecs[i]
+    layout = base.layout
+    lex = base.chunk_scores.get("lexical")
+    if prf.files:
+        files = scored(repo.corpus, base, params)[: prf.k]
+        order = []
+        for f, _, _ in files:
+            rows = layout.code_rows(f)
+            if rows.size and lex is not None:
+                order.append(int(rows[np.argmax(lex[rows])]))
+    else:
+        code = np.flatnonzero(layout.code)
+        order = [] if lex is None else [int(code[j]) for j in np.argsort(-lex[code], kind="stable")[: prf.k]]
+        order = [d for d in order if lex is not None and lex[d] > 0]
+    expansion = expansion_terms(repo, base, order, prf) if prf.m > 0 and prf.weight > 0 else {}
+    vec = qvec
+    if prf.beta > 0 and repo.corpus.matrix is not None and order:
+        mean = repo.corpus.vectors()[order].mean(axis=0)
+        vec = qvec + prf.beta * mean
+        vec = (vec / max(1e-9, float(np.linalg.norm(vec)))).astype(np.float32)
+    state = state_of(repo.corpus, case["query"], vec, params, expansion)
+    return fill(repo.corpus, state, scored(repo.corpus, state, params), params)
+
+
+# --- (b) structural features -------------------------------------------------------------------------
+STRUCT_FEATURES = (
+    "same_dir_top",  # share of the fused top 3 (other than itself) in its folder
+    "same_pkg_top",  # share of the fused top 3 (other than itself) under its folder's parent
+    "dir_vote",  # fused score of the other shortlisted files in its folder / all shortlisted files' score
+    "referenced_by_top",  # share of the fused top 3 (other than itself) whose text has its module name
+    "references_top1",  # its text has the fused rank 1 file's module name (0 for rank 1 itself)
+    "module_in_task",  # its module name is one of the task's terms
+    "test_name_link",  # best test file named after it: that test's best BM25 / the best test's (top 10)
+    "test_ref_link",  # best test file (top 10) whose text has its module name, same scale
+    "test_name_rank1",  # 1 / rank among test files (by best BM25 chunk, top 30) of the best one named after it
+    "test_name_abs",  # that test's best BM25 / the best code chunk's BM25 (top 30)
+)
+
+
+def _dir(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def struct_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]]
+) -> np.ndarray:
+    layout = state.layout
+    files = layout.files
+    top = [f for f, _, _ in state.fused[:3]]
+    total = sum(s for _, s, _ in candidates) or 1.0
+    dir_score: dict[str, float] = {}
+    for f, s, _ in candidates:
+        dir_score[_dir(files[f])] = dir_score.get(_dir(files[f]), 0.0) + s
+    terms = set(state.task.terms)
+    vocab_terms = _terms(repo)
+    # best test files by their best BM25 chunk
+    lex = state.chunk_scores.get("lexical")
+    tests: list[tuple[int, float]] = []
+    if lex is not None:
+        test_rows = np.flatnonzero(np.asarray([r == "test" for r in layout.chunk_roles]))
+        if test_rows.size:
+            best: dict[int, float] = {}
+            for d in test_rows[np.argsort(-lex[test_rows], kind="stable")[:200]].tolist():
+                if lex[d] <= 0:
+                    break
+                f = int(layout.file_of[d])
+                best.setdefault(f, float(lex[d]))
+                if len(best) >= TEST_DEPTH:
+                    break
+            tests = list(best.items())
+    test_max = max((s for _, s in tests), default=1.0) or 1.0
+    code_max = float(lex[layout.code].max()) if lex is not None and layout.code.any() else 0.0
+    code_max = code_max or 1.0
+    near = tests[:TEST_LINK_DEPTH]
+    out = np.zeros((len(candidates), len(STRUCT_FEATURES)))
+    for i, (f, s, _) in enumerate(candidates):
+        d = _dir(files[f])
+        others = [t for t in top if t != f]
+        n = max(1, len(others))
+        mcol = repo.module_col[f]
+        mterm = vocab_terms[mcol] if mcol >= 0 else ""
+        name_link = max((ts / test_max for t, ts in near if repo.test_target[t] == f), default=0.0)
+        named = [(r, ts) for r, (t, ts) in enumerate(tests, start=1) if repo.test_target[t] == f]
+        ref_link = (
+            max((ts / test_max for t, ts in near if mcol in repo.file_cols[t]), default=0.0)
+            if mcol >= 0 and len(mterm) > 3
+            else 0.0
+        )
+        top1 = top[0] if top and top[0] != f else -1
+        out[i] = (
+            sum(_dir(files[t]) == d for t in others) / n,
+            sum(_dir(_dir(files[t])) == _dir(d) for t in others) / n,
+            (dir_score[d] - s) / total,
+            sum(mcol >= 0 and mcol in repo.file_cols[t] for t in others) / n if len(mterm) > 3 else 0.0,
+            float(top1 >= 0 and repo.module_col[top1] >= 0 and repo.module_col[top1] in repo.file_cols[f]),
+            float(mterm in terms),
+            name_link,
+            ref_link,
+            1.0 / named[0][0] if named else 0.0,
+            min(2.0, named[0][1] / code_max) if named else 0.0,
+        )
+    return out
+
+
+# --- evaluation ----------------------------------------------------------------------------------------
+Variant = Callable[[Repo, int, CaseState], Any]  # -> sources
+
+
+def evaluate(
+    repos: Sequence[Repo],
+    states: Mapping[str, list[CaseState]],
+    variants: Mapping[str, Variant],
+    reference: str,
+    predictions: Path | None = None,
+) -> dict[str, list[dict[str, float | None]]]:
+    """Metrics per repository and pooled; paired Δ variant - reference with 95% bootstrap intervals."""
+    results: dict[str, list[dict[str, float | None]]] = {v: [] for v in variants}
+    per_repo: dict[str, dict[str, list[dict[str, float | None]]]] = {}
+    out = predictions.open("w") if predictions else None
+    for repo in repos:
+        for i, case in enumerate(repo.cases):
+            row: dict[str, Any] = {"repo": repo.name, "commit": case["commit"], "query": case["query"],
+                                   "gold_files": case["gold_files"], "gold_symbols": case["gold_symbols"]}  # fmt: skip
+            for v, fn in variants.items():
+                sources = fn(repo, i, states[repo.name][i])
+                m = case_metrics(sources, case)
+                results[v].append(m)
+                per_repo.setdefault(repo.name, {}).setdefault(v, []).append(m)
+                row[v] = {"sources": [[s["file"], s["symbol"]] for s in sources[:10]], "metrics": m}
+            if out is not None:
+                out.write(json.dumps(row) + "\n")
+    if out is not None:
+        out.close()
+    for name, res in per_repo.items():
+        print(f"== {name} ({len(res[reference])} cases)")
+        for v, rows in res.items():
+            print(f"  {v:<34}" + " ".join(f"{m}={mean_of([r[m] for r in rows]):.3f}" for m in METRICS))
+    print(f"== all ({len(results[reference])} cases): mean, paired Δ vs {reference} [95% bootstrap]")
+    ref = results[reference]
+    for v, rows in results.items():
+        cells = []
+        for m in ("R@1", "R@10", "MRR", "symR@10"):
+            mean = mean_of([r[m] for r in rows])
+            if v == reference:
+                cells.append(f"{m} {mean:.3f}")
+                continue
+            diffs = [float(a[m]) - float(b[m]) for a, b in zip(rows, ref, strict=True)
+                     if a[m] is not None and b[m] is not None]  # fmt: skip
+            lo, hi = bootstrap(diffs)
+            cells.append(f"{m} {mean:.3f} {mean_of(diffs):+.3f} [{lo:+.3f},{hi:+.3f}]")
+        print(f"  {v:<34} " + " | ".join(cells), flush=True)
+    return results
+
+
+def load_all(args: argparse.Namespace) -> tuple[list[Repo], dict[str, list[CaseState]], Any]:
+    from lamina.retrieval.localization import LocalizeParams
+
+    params = LocalizeParams()
+    repos = [load_repo(args.work, n) for n in (args.only or split_names("tuning"))]
+    states = {
+        r.name: [state_of(r.corpus, c["query"], v, params) for c, v in zip(r.cases, r.qvecs, strict=True)]
+        for r in repos
+    }
+    return repos, states, params
+
+
+def main_variant(params: Any) -> Variant:
+    return lambda r, i, s: fill(r.corpus, s, scored(r.corpus, s, params), params)
+
+
+def cmd_prf(args: argparse.Namespace) -> None:
+    repos, states, params = load_all(args)
+    variants: dict[str, Variant] = {"main": main_variant(params)}
+    specs = [json.loads(s) for s in args.grid] if args.grid else [
+        {"k": 5, "m": 5, "weight": 0.3}, {"k": 10, "m": 10, "weight": 0.3}, {"k": 10, "m": 10, "weight": 0.1},
+        {"k": 10, "m": 10, "weight": 0.5}, {"k": 20, "m": 10, "weight": 0.3}, {"k": 10, "m": 20, "weight": 0.3},
+        {"k": 10, "m": 5, "weight": 0.3, "names_only": True}, {"k": 10, "m": 10, "weight": 0.3, "names_only": True},
+        {"k": 3, "m": 10, "weight": 0.3, "files": True}, {"k": 5, "m": 10, "weight": 0.3, "files": True},
+        {"k": 5, "m": 0, "weight": 0.0, "beta": 0.3}, {"k": 10, "m": 0, "weight": 0.0, "beta": 0.5},
+    ]  # fmt: skip
+    for spec in specs:
+        prf = Prf(**spec)
+        label = "prf " + " ".join(f"{k}={v}" for k, v in spec.items())
+        variants[label] = lambda r, i, s, prf=prf: prf_sources(r, i, s, prf, params)
+    evaluate(repos, states, variants, "main", args.predictions)
+
+
+# --- (c) the task's text: commit hashes and backport boilerplate ------------------------------------------
+HEX_HASH = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b", re.IGNORECASE)
+BACKPORT = re.compile(
+    r"\(?cherry[- ]picked from commit[^)\n]*\)?"
+    r"|\*\*this is a backport of pr[^\n]*"
+    r"|\[pr\s*/?\s*\w*\s+backport\]",
+    re.IGNORECASE,
+)
+VERSION_TAG = re.compile(r"\[\d+(?:\.\d+)+\]")
+
+
+def cleaned(query: str, level: int) -> str:
+    """level 1: commit hashes out; 2: and backport / cherry-pick boilerplate; 3: and [3.15] branch tags."""
+    out = HEX_HASH.sub(" ", query)
+    if level >= 2:
+        out = BACKPORT.sub(" ", out)
+    if level >= 3:
+        out = VERSION_TAG.sub(" ", out)
+    return out
+
+
+def cmd_clean(args: argparse.Namespace) -> None:
+    repos, states, params = load_all(args)
+    variants: dict[str, Variant] = {"main": main_variant(params)}
+    for level in (1, 2, 3):
+
+        def run(r: Repo, i: int, s: CaseState, level: int = level) -> Any:
+            state = state_of(r.corpus, cleaned(r.cases[i]["query"], level), r.qvecs[i], params)
+            return fill(r.corpus, state, scored(r.corpus, state, params), params)
+
+        variants[f"clean {level} (BM25 side)"] = run
+    n = sum(cleaned(c["query"], 3) != c["query"] for r in repos for c in r.cases)
+    print(f"tasks the cleaning changes: {n}")
+    evaluate(repos, states, variants, "main", args.predictions)
+
+
+def cmd_learn(args: argparse.Namespace) -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    from lamina.retrieval.file_scorer import FILE_FEATURES, file_features
+
+    repos, states, params = load_all(args)
+    names = FILE_FEATURES + STRUCT_FEATURES
+    data: dict[str, list[tuple[list[Any], np.ndarray, np.ndarray]]] = {}
+    in_short = 0
+    total = 0
+    for repo in repos:
+        rows = []
+        for case, state in zip(repo.cases, states[repo.name], strict=True):
+            cands = state.fused[: args.shortlist]
+            fs = [f for f, _, _ in cands]
+            base = file_features(cands, [repo.facts.rows[f] for f in fs], state.chunk_scores, state.layout.code,
+                                 state.task.terms, [repo.facts.path_terms[f] for f in fs],
+                                 [repo.facts.symbol_terms[f] for f in fs], params.file_depth)  # fmt: skip
+            x = np.hstack([base, struct_features(repo, state, cands)])
+            gold = set(case["gold_files"])
+            y = np.asarray([state.layout.files[f] in gold for f in fs], dtype=np.float64)
+            in_short += bool(y.any())
+            total += 1
+            rows.append((cands, x, y))
+        data[repo.name] = rows
+    print(f"cases with a gold file in the shortlist: {in_short} / {total}")
+    # one feature at a time: gold mean vs others (tells which carry signal)
+    xs = np.vstack([x for rows in data.values() for _, x, _ in rows])
+    ys = np.concatenate([y for rows in data.values() for _, _, y in rows])
+    for j, f in enumerate(names):
+        if f in STRUCT_FEATURES:
+            print(f"  {f:<20} gold mean {xs[ys == 1, j].mean():.3f}  others {xs[ys == 0, j].mean():.3f}")
+
+    def loro(columns: list[int]) -> dict[str, list[np.ndarray]]:
+        def fit(train: Sequence[str]) -> tuple[Any, np.ndarray, np.ndarray]:
+            x = np.vstack([x for nm in train for _, x, _ in data[nm]])[:, columns]
+            y = np.concatenate([y for nm in train for _, _, y in data[nm]])
+            mu, sd = x.mean(axis=0), x.std(axis=0) + 1e-9
+            model = LogisticRegression(C=args.C, max_iter=3000)
+            model.fit((x - mu) / sd, y)
+            return model, mu, sd
+
+        out: dict[str, list[np.ndarray]] = {}
+        for held in data:
+            model, mu, sd = fit([nm for nm in data if nm != held])
+            out[held] = [model.decision_function((x[:, columns] - mu) / sd) for _, x, _ in data[held]]
+        model, mu, sd = fit(list(data))
+        coef = model.coef_[0] / sd
+        print("  all four:", ", ".join(f"{names[c]} {w:+.3f}" for c, w in zip(columns, coef, strict=True)))
+        return out
+
+    def as_variant(scores: dict[str, list[np.ndarray]]) -> Variant:
+        def run(repo: Repo, i: int, s: CaseState) -> Any:
+            sc = scores[repo.name][i]
+            head = list(s.fused[: len(sc)])
+            order = sorted(range(len(head)), key=lambda j: (-float(sc[j]), j))
+            return fill(repo.corpus, s, [head[j] for j in order] + list(s.fused[len(head) :]), params)
+
+        return run
+
+    base_cols = list(range(len(FILE_FEATURES)))
+    variants: dict[str, Variant] = {"main": main_variant(params)}
+    print("base LORO")
+    variants["base LORO"] = as_variant(loro(base_cols))
+    drop = set(args.drop or ())
+    struct = [len(FILE_FEATURES) + j for j, f in enumerate(STRUCT_FEATURES) if f not in drop]
+    print("base + struct LORO")
+    variants["base+struct LORO"] = as_variant(loro(base_cols + struct))
+    for j in struct if not args.sets else ():
+        print(f"base + {names[j]} LORO")
+        variants[f"base+{names[j]}"] = as_variant(loro(base_cols + [j]))
+    for spec in args.sets or ():
+        extra = [names.index(f) for f in spec.split(",")]
+        print(f"base + {spec} LORO")
+        variants[f"base+{spec}"] = as_variant(loro(base_cols + extra))
+    res = evaluate(repos, states, variants, "main", args.predictions)
+    # the fair comparison: the same fit with and without the new features
+    ref = res["base LORO"]
+    print("== paired vs base LORO")
+    for v, rows in res.items():
+        if v in ("main", "base LORO"):
+            continue
+        cells = []
+        for m in ("R@1", "R@10", "MRR", "symR@10"):
+            diffs = [float(a[m]) - float(b[m]) for a, b in zip(rows, ref, strict=True)
+                     if a[m] is not None and b[m] is not None]  # fmt: skip
+            lo, hi = bootstrap(diffs)
+            cells.append(f"{m} {mean_of(diffs):+.3f} [{lo:+.3f},{hi:+.3f}]")
+        print(f"  {v:<34} " + " | ".join(cells))
+
+
+def cmd_misses(args: argparse.Namespace) -> None:
+    repos, states, params = load_all(args)
+    buckets: dict[str, int] = {}
+    for repo in repos:
+        for case, state in zip(repo.cases, states[repo.name], strict=True):
+            order = scored(repo.corpus, state, params)
+            rank = {state.layout.files[f]: r for r, (f, _, _) in enumerate(order, start=1)}
+            best = min((rank.get(g, 10**6) for g in case["gold_files"]), default=10**6)
+            key = ("1" if best == 1 else "2-10" if best <= 10 else "11-30" if best <= 30 else
+                   "31-200" if best < 10**6 else "unranked")  # fmt: skip
+            buckets[f"{repo.name} {key}"] = buckets.get(f"{repo.name} {key}", 0) + 1
+            buckets[f"all {key}"] = buckets.get(f"all {key}", 0) + 1
+            if best > 30 and args.show:
+                print(f"{repo.name} best gold rank {best if best < 10**6 else '-'}: {case['query'][:100]!r}")
+                print(
+                    f"    gold {case['gold_files']}  top3 {[state.layout.files[f] for f, _, _ in order[:3]]}"
+                )
+    for k in sorted(buckets):
+        print(f"{k:<24} {buckets[k]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--work", type=Path, default=Path("/tmp/eval9"))
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--predictions", type=Path)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prf")
+    p.add_argument("--grid", nargs="*", help="Prf fields as JSON, one variant each")
+    lp = sub.add_parser("learn")
+    lp.add_argument("--shortlist", type=int, default=30)
+    lp.add_argument("--C", type=float, default=1.0)
+    lp.add_argument("--drop", nargs="*")
+    lp.add_argument("--sets", nargs="*", help="comma-separated STRUCT_FEATURES added together, one fit each")
+    sub.add_parser("clean")
+    mp = sub.add_parser("misses")
+    mp.add_argument("--show", action="store_true")
+    args = parser.parse_args()
+    {"prf": cmd_prf, "learn": cmd_learn, "misses": cmd_misses, "clean": cmd_clean}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
