@@ -280,3 +280,37 @@ def test_ambiguous_needs_every_ranker_to_leave_the_top_two_close() -> None:
     assert select(task, ROOTS, apart.lexical, apart.coverage, apart.dense, th).workflows == (
         "order-lab-test",
     )
+
+
+def test_facet_lexicon_scores_a_root_by_its_best_facet_text() -> None:
+    from lamina.retrieval.bm25 import bm25_scores
+    from lamina.retrieval.selection import Facet, build_root_index, facet_lexical, root_lexical, text_scores
+    from lamina.retrieval.tokenize import tokenize
+
+    # Root b's document is long and shares its words with a; only b has a step about "parcel labels".
+    docs = [
+        (RootDoc("a", "active", (), {}), "ship an order to the customer with a courier", None),
+        (RootDoc("b", "active", (), {}), "return an order from the customer by courier", None),
+    ]
+    stored = [
+        Facet("a", "facet:a:1", None, "book the courier"),
+        Facet("b", "facet:b:2", None, "print parcel labels for the returned order"),
+        Facet("b", "facet:b:1", None, "record the return reason"),
+    ]
+    index = build_root_index(docs, list(reversed(stored)))
+    assert index.facets is None  # no vectors: facet vectors stay out ...
+    assert index.lexicon is not None  # ... their texts take part all the same
+    assert index.lexicon.owner.tolist() == [0, 1, 1]  # rows by root, then key: order-independent
+    tokens = tokenize("parcel labels are printed blank")
+    best = facet_lexical(index.lexicon, 2, tokens)
+    assert best[0] == 0.0 and best[1] > 0.0
+    document = bm25_scores(index.bm25, tokens)
+    assert document.tolist() == [0.0, 0.0]  # the documents never say "parcel" or "labels"
+    mixed = root_lexical(document, best)
+    assert mixed[1] > mixed[0] == 0.0
+    # Without facets the document's BM25 is used as it is; with them, each side is a share of its best.
+    assert root_lexical(np.array([2.0, 1.0], np.float32), None).tolist() == [2.0, 1.0]
+    both = root_lexical(np.array([2.0, 1.0], np.float32), np.array([0.0, 4.0], np.float32))
+    assert both.tolist() == pytest.approx([1.0, 0.5 + 1.0])
+    scores = text_scores("parcel labels are printed blank", index.bm25, 2, None, None, None, index.lexicon)
+    assert int(np.argmax(scores.lexical)) == 1

@@ -30,6 +30,7 @@ from lamina.constants import (
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
     DENSE_MIN_LIFT,
+    FACET_LEXICAL_WEIGHT,
     FACET_WEIGHT,
     INACTIVE_NEAR_MARGIN,
     INTENT_MIN_COSINE,
@@ -173,6 +174,37 @@ class Facet:
     workflow: str
     key: str
     vector: np.ndarray | None
+    text: str = ""  # what facet BM25 indexes (FacetLexicon)
+
+
+@dataclass(frozen=True)
+class FacetLexicon:
+    """BM25 over every facet's text (rows sorted by root, then key) and the index of the root each belongs
+    to: a task describing one step, rule or failure in the graph's words finds that facet's root even when
+    the root's whole document, long and shared with its neighbours, ranks it lower."""
+
+    bm25: BM25Index
+    owner: np.ndarray  # int64 row -> index into the roots
+
+
+def facet_lexical(facets: FacetLexicon, n_roots: int, tokens: Sequence[str]) -> np.ndarray:
+    """Each root's best facet BM25 (0 for a root without a matching facet)."""
+    best = np.zeros(n_roots, dtype=np.float32)
+    np.maximum.at(best, facets.owner, bm25_scores(facets.bm25, tokens))
+    return best
+
+
+def root_lexical(document: np.ndarray, facet_best: np.ndarray | None) -> np.ndarray:
+    """The lexical evidence for a root: its document's BM25 plus FACET_LEXICAL_WEIGHT times its best facet's,
+    each as a share of the best root's on that scale (the two BM25 indexes score on different scales); the
+    document's alone without facets."""
+    if facet_best is None:
+        return document
+    top_document, top_facet = float(document.max(initial=0.0)), float(facet_best.max(initial=0.0))
+    out = document / top_document if top_document > 0 else np.zeros_like(document)
+    if top_facet > 0:
+        out = out + FACET_LEXICAL_WEIGHT * facet_best / top_facet
+    return out.astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -448,9 +480,12 @@ def text_scores(
     root_matrix: np.ndarray | None,
     vector: np.ndarray | None,
     facets: FacetIndex | None = None,
+    lexicon: FacetLexicon | None = None,
 ) -> TextScores:
     tokens = tokenize(text)
-    lexical = bm25_scores(root_bm25, tokens)
+    lexical = root_lexical(
+        bm25_scores(root_bm25, tokens), None if lexicon is None else facet_lexical(lexicon, n_roots, tokens)
+    )
     distinct = max(1, len(set(tokens)))
     coverage = np.array(
         [len(matched_terms(root_bm25, i, tokens)) / distinct for i in range(n_roots)], dtype=np.float32
@@ -470,15 +505,18 @@ def task_scores(
     query_vector: np.ndarray | None,
     intent_vectors: Mapping[str, np.ndarray] | None = None,
     facets: FacetIndex | None = None,
+    lexicon: FacetLexicon | None = None,
 ) -> tuple[TextScores, tuple[TextScores, ...]]:
     """The task's scores against every root, and each of its intents' when it has several and their
     vectors are given (`intent_vectors` maps each text of intents.selection_texts(task) to its embedding)."""
-    whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector, facets)
+    whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector, facets, lexicon)
     pieces = split_intents_in_sentences(task)
     if intent_vectors is None or len(pieces) < 2 or not all(p in intent_vectors for p, _ in pieces):
         return whole, ()
     return whole, tuple(
-        replace(text_scores(p, root_bm25, len(roots), root_matrix, intent_vectors[p], facets), sentence=n)
+        replace(
+            text_scores(p, root_bm25, len(roots), root_matrix, intent_vectors[p], facets, lexicon), sentence=n
+        )
         for p, n in pieces
     )
 
@@ -492,11 +530,14 @@ def select_for_task(
     thresholds: Thresholds = Thresholds(),
     intent_vectors: Mapping[str, np.ndarray] | None = None,
     facets: FacetIndex | None = None,
+    lexicon: FacetLexicon | None = None,
 ) -> Selection:
     """Score every root document for the task and its intents (BM25, coverage, cosine) and decide. Used by
     graphd and by bench/quality.py, so the evaluation measures exactly what users get. Without
     `intent_vectors` the task is read as one intent."""
-    whole, intents = task_scores(task, roots, root_bm25, root_matrix, query_vector, intent_vectors, facets)
+    whole, intents = task_scores(
+        task, roots, root_bm25, root_matrix, query_vector, intent_vectors, facets, lexicon
+    )
     return select(task, roots, whole.lexical, whole.coverage, whole.dense, thresholds, intents)
 
 
@@ -508,6 +549,7 @@ class RootIndex:
     bm25: BM25Index
     matrix: np.ndarray | None
     facets: FacetIndex | None = None
+    lexicon: FacetLexicon | None = None
 
 
 def root_doc_from_meta(workflow: str, meta: Mapping[str, Any]) -> RootDoc:
@@ -520,8 +562,8 @@ def root_doc_from_meta(workflow: str, meta: Mapping[str, Any]) -> RootDoc:
 def build_root_index(
     entries: Sequence[tuple[RootDoc, str, np.ndarray | None]], facets: Sequence[Facet] = ()
 ) -> RootIndex:
-    """entries: (root, document text, embedding or None); facets: the roots' facets (any order). Facets
-    take part only when every root's document and every facet has a vector."""
+    """entries: (root, document text, embedding or None); facets: the roots' facets (any order). Facet
+    vectors take part only when every root's document and every facet has a vector; facet texts always."""
     ordered = sorted(entries, key=lambda e: e[0].workflow)
     vectors = [e[2] for e in ordered if e[2] is not None]
     matrix = None
@@ -537,6 +579,16 @@ def build_root_index(
             ),
             np.array([index_of[f.workflow] for f in kept], dtype=np.int64),
         )
+    lexicon = None
+    if kept:
+        lexicon = FacetLexicon(
+            build_bm25([{"body": f.text} for f in kept]),
+            np.array([index_of[f.workflow] for f in kept], dtype=np.int64),
+        )
     return RootIndex(
-        tuple(e[0] for e in ordered), build_bm25([{"body": e[1]} for e in ordered]), matrix, facet_index
+        tuple(e[0] for e in ordered),
+        build_bm25([{"body": e[1]} for e in ordered]),
+        matrix,
+        facet_index,
+        lexicon,
     )

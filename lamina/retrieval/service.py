@@ -40,6 +40,7 @@ from lamina.retrieval.readers import IndexReader, ProductReader
 from lamina.retrieval.selection import (
     Facet,
     FacetIndex,
+    FacetLexicon,
     RootDoc,
     Selection,
     build_root_index,
@@ -67,6 +68,7 @@ class GenerationState:
     root_bm25: BM25Index
     root_matrix: np.ndarray | None
     root_facets: FacetIndex | None
+    root_lexicon: FacetLexicon | None
     chunks: ChunkCorpus
     model_digest: str
     versions: frozenset[str]  # member version ids (what the version cache must keep for this state)
@@ -154,7 +156,9 @@ class VersionCache:
                 self.workflows[cols["id"][i]] = _Workflow(root, cols["text"][i], vector)
             elif kind == "facet":
                 vector = None if vectors[i] is None else vector_rows([vectors[i]])[0]
-                self.facets[cols["id"][i]] = Facet(cols["symbol"][i], cols["path"][i], vector)
+                self.facets[cols["id"][i]] = Facet(
+                    cols["symbol"][i], cols["path"][i], vector, cols["text"][i]
+                )
             else:
                 chunk_rows.append(i)
         if not chunk_rows:
@@ -304,6 +308,7 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
         root_bm25=root_index.bm25,
         root_matrix=root_index.matrix,
         root_facets=root_index.facets,
+        root_lexicon=root_index.lexicon,
         chunks=cache.corpus(ids),
         model_digest=str(info.manifest.get("model_digest", "")),
         versions=frozenset(ids),
@@ -506,6 +511,7 @@ class RetrievalService:
                 qvec,
                 intent_vectors=self._intent_vectors(task, qvec, state),
                 facets=state.root_facets,
+                lexicon=state.root_lexicon,
             )
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
