@@ -586,8 +586,10 @@ def main() -> None:
                 "per_category": {k: list(v) for k, v in scores[g.name].items()},
             }
         )
-        if g.repo is not None and not (args.quick or args.no_recall):
-            recall, n = file_recall(g, cache)
+        if g.repo is not None and any(t.files for t in g.tasks) and not (args.quick or args.no_recall):
+            recall, n = file_recall(
+                g, cache
+            )  # graphs without expected files (transit, …) have nothing to recall
             print(f"  file Recall@10 of sources over {n} tasks with expected files: {recall:.3f}")
             figures.append(
                 {
