@@ -114,14 +114,23 @@ class CaseState:
     name_hits: np.ndarray | None
 
 
-def case_state(corpus: Any, query: str, qvec: np.ndarray | None, params: Any) -> CaseState:
-    """localize_all's file rankings and fusion (the same private functions, same order)."""
+def case_state(
+    corpus: Any,
+    query: str,
+    qvec: np.ndarray | None,
+    params: Any,
+    expansion: Mapping[str, float] | None = None,
+) -> CaseState:
+    """localize_all's file rankings and fusion (the same private functions, same order); the BM25 query
+    expanded by `expansion` (term -> weight) when given (bench/file_structure.py's feedback experiment)."""
     from lamina.retrieval import localization as loc
 
     p = params
     layout = corpus.layout()
     task = loc.read_task(query)
     term_weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
+    for t, w in (expansion or {}).items():
+        term_weights[t] = term_weights.get(t, 0.0) + w
     code_rows = np.flatnonzero(layout.code)
     chunk_scores: dict[str, np.ndarray] = {}
     rankings: dict[str, list[int]] = {}

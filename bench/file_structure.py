@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -75,7 +74,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.file_rerank import CaseState, FileFacts  # noqa: E402
+from bench.file_rerank import CaseState, FileFacts, case_state  # noqa: E402
 from bench.localization_eval import (  # noqa: E402
     METRICS,
     bootstrap,
@@ -87,6 +86,7 @@ from bench.localization_eval import (  # noqa: E402
     query_vectors,
     split_names,
 )
+from lamina.retrieval import tokenize  # noqa: E402
 
 GENERIC_STEMS = frozenset({"mod", "index", "lib", "main", "__init__", "init"})
 TEST_AFFIXES = ("test_", "_test", "test", "tests", "_spec", ".spec", ".test", "spec")
@@ -185,42 +185,8 @@ def state_of(
     params: Any,
     expansion: Mapping[str, float] | None = None,
 ) -> CaseState:
-    """localize_all's rankings and fusion (as bench/file_rerank.py case_state), the BM25 query expanded by
-    `expansion` (term -> weight) when given."""
-    from lamina.retrieval import localization as loc
-
-    p = params
-    layout = corpus.layout()
-    task = loc.read_task(query)
-    weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
-    for t, w in (expansion or {}).items():
-        weights[t] = weights.get(t, 0.0) + w
-    code_rows = np.flatnonzero(layout.code)
-    chunk_scores: dict[str, np.ndarray] = {}
-    rankings: dict[str, list[int]] = {}
-    name_hits = None
-    if weights:
-        lex = loc.weighted_bm25(corpus.bm25, weights)
-        chunk_scores["lexical"] = lex
-        hit = code_rows[lex[code_rows] > 0]
-        rankings["lexical"] = loc._ranking(
-            loc._file_scores(lex, hit, layout.file_of, p.lexical_damping, p.aggregate_top), p.file_depth
-        )
-        name_hits = loc._name_scores(layout, task, len(corpus))
-        if name_hits is not None:
-            named = code_rows[name_hits[code_rows] > 0]
-            score = name_hits + lex / (1.0 + float(lex.max()))
-            rankings["names"] = loc._ranking(
-                loc._file_scores(score, named, layout.file_of, 0.0, 1), p.file_depth
-            )
-    if qvec is not None and corpus.matrix is not None:
-        dense = corpus.dense_scores(qvec).astype(np.float64)
-        chunk_scores["dense"] = dense
-        rankings["dense"] = loc._ranking(
-            loc._file_scores(dense, code_rows, layout.file_of, p.dense_damping, p.aggregate_top), p.file_depth
-        )
-    fused = loc._fuse(rankings, p.weights, p.rrf_k)
-    return CaseState(layout, task, chunk_scores, rankings, fused, name_hits)
+    """localize_all's rankings and fusion, the BM25 query expanded by `expansion` when given."""
+    return case_state(corpus, query, qvec, params, expansion)
 
 
 def scored(corpus: Any, state: CaseState, params: Any) -> list[tuple[int, float, dict[str, int]]]:
@@ -494,14 +460,8 @@ def cmd_prf(args: argparse.Namespace) -> None:
 
 
 # --- (c) the task's text: commit hashes and backport boilerplate ------------------------------------------
-HEX_HASH = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b", re.IGNORECASE)
-BACKPORT = re.compile(
-    r"\(?cherry[- ]picked from commit[^)\n]*\)?"
-    r"|\*\*this is a backport of pr[^\n]*"
-    r"|\[pr\s*/?\s*\w*\s+backport\]",
-    re.IGNORECASE,
-)
-VERSION_TAG = re.compile(r"\[\d+(?:\.\d+)+\]")
+# The product's patterns (lamina/retrieval/tokenize.py strip_commit_noise), applied one level at a time.
+HEX_HASH, BACKPORT, VERSION_TAG = tokenize._COMMIT_HASH_RE, tokenize._BACKPORT_RE, tokenize._BRANCH_TAG_RE
 
 
 def cleaned(query: str, level: int) -> str:
