@@ -355,6 +355,8 @@ CALIBRATION_GRID: dict[str, list[Any]] = {
     "intent_prefers_fused": [False, True],
     "terse_trusts_action": [False, True],
     "agreed_min_cosine": [9.0, 0.35, 0.3, 0.25, 0.2, 0.15],
+    "compound_pair_only": [False, True],
+    "intent_picks_by_cosine": [False, True],
 }
 
 

@@ -126,7 +126,7 @@ BOOST_CAP = 0.0025  # the sum of boosts on one workflow never exceeds this
 # Session 8: SELECT_MIN_MARGIN grid 0-0.004: 0.001 (0.0005 in session 7, 0.0 on clinic + saas);
 # DENSE_MIN_COSINE grid 0.25-0.6 and 9 (off): 0.50 (0.40 in session 7) — with FACET_WEIGHT 0.7 and
 # relevance by lift (DENSE_MIN_LIFT 0.14) a long report whose root stands out is relevant below it.
-SELECT_MIN_MARGIN = 0.0  # fused-score margin below which the top two roots are not separated
+SELECT_MIN_MARGIN = 0.0005  # fused-score margin below which the top two roots are not separated
 DENSE_MIN_COSINE = 0.45  # cosine a relevant root reaches (all-MiniLM-L6-v2 scale)
 SOURCES_LIMIT = 10  # entries in packet.sources
 CANDIDATES_LIMIT = 5  # entries in packet.selection.candidates
@@ -152,7 +152,7 @@ LEXICAL_MIN_COVERAGE = 0.5
 # below) BM25 does not separate them either. Calibrated on lettings + clinic, session 8 (grid 0-0.08):
 # 0.08. Session 7 (a different rule, against the fused runner-up and exempting ranker agreement): 0.08;
 # 0.05 on clinic + saas.
-DENSE_AMBIGUITY_MARGIN = 0.05
+DENSE_AMBIGUITY_MARGIN = 0.08
 RANK_DEPTH = 200  # how deep each ranker's list goes before fusion
 
 # --- Runtime asset build (lamina/runtime; measured in docs/runtime.md) ----------------------------
@@ -243,6 +243,20 @@ QUANT_CHOICE_REASON = (
 )
 
 # --- Workflow selection: compound tasks, root documents, calibrated outcomes (issue 16) ---------------
+# SESSION 10 (2026-12-05) — the values below are these, whatever the older notes in this section say:
+# two readings of the task were added (lamina/retrieval/mood.py): a report (past tense, asking for nothing)
+# is one intent (REPORT_IS_ONE_INTENT), and a terse task's leading action is trusted only as an order
+# ("Refund a paid order", not "Refund went to the wrong card"). With session 9's values: 419 -> 427 of 530
+# on the calibration graphs of the split "six-two" (objective 0.6958). Then `bench/quality.py --split six-two
+# --calibration-only --no-recall --calibrate` (13 min): objective 0.715 (macro 0.853), 427 of 530 (lettings
+# 77, clinic 83, saas 83, shop 33, transit 82, registry 69): SELECT_MIN_MARGIN 0.0 -> 0.0005,
+# DENSE_AMBIGUITY_MARGIN 0.05 -> 0.08, TERSE_AMBIGUITY_MARGIN 0.15 -> 0.2, DENSE_MIN_LIFT None -> 0.18,
+# INTENT_MIN_LIFT 0.10 -> 0.15, COMPOUND_PAIR_ONLY and INTENT_PICKS_BY_COSINE on; TERSE_TRUSTS_ACTION stays
+# on by the search itself now. Measured and not kept: a short task that asks for nothing read as terse
+# (a symptom rule; 6-12 content words: lettings +2-3, registry +3, clinic/saas/shop -3 each, the search
+# chose off), a trigger clause ("When a student withdraws, ...") as its own intent from 2 or 3 content
+# words (-4 / -1), MIN_INTENT_WORDS 3 / 2 with the report rule (-5 / -15), intents cut at each request
+# instead of at each "and"/comma (-8 to 0).
 # SESSION 9 (2026-12-04) — the values below are these, whatever the older notes in this section say:
 # calibrated on the split "six-two" (lettings, clinic, saas, shop, transit, registry; held out insurance and
 # council, written this session by authors who never saw the ranking code) with FACET_LEXICAL_WEIGHT 1.0:
@@ -291,6 +305,13 @@ MIN_INTENT_WORDS = 4
 # A task is read as at most this many intents (a long bug report stays a few pieces); 2, 3 and 4 measure
 # the same on clinic + saas.
 MAX_INTENTS = 4
+# A task that reads as a report (lamina/retrieval/mood.py: told in the past tense, asking for nothing) is one
+# intent: its story passes through other workflows' words ("... and nobody notices until the exam board"),
+# but it asks to fix one thing. Session 10, split six-two, calibration graphs, every other constant as in
+# session 9: 418 -> 426 of 530 (lettings 71 -> 73, transit 74 -> 80, registry 69 -> 70, shop 36 -> 35:
+# "Buyers who received a product can rate it ..., and moderators remove the fake ratings" reads as a
+# report); paraphrases selected as two workflows 25 -> 13, compound tasks right 34 -> 33.
+REPORT_IS_ONE_INTENT = True
 # Compound tasks (lamina/retrieval/selection.py compound_roots): an intent picks its best active root (the
 # intent's own fused ranking) when that root's cosine reaches INTENT_MIN_COSINE (grid 0.25-0.50: 0.40;
 # 0.30 on clinic + saas), its lift (cosine minus the mean cosine of the active roots for that intent)
@@ -304,11 +325,18 @@ MAX_INTENTS = 4
 # "... please fix asap", "... Our tool kept their passport scan"). A sentence that starts with "Also",
 # "Then", "Plus", "And" or "Additionally" continues the one before (intents.split_intents_in_sentences).
 INTENT_MIN_COSINE = 0.30
-INTENT_MIN_LIFT = 0.10
+INTENT_MIN_LIFT = 0.15
 INTENT_MIN_MARGIN = 0.0
 COMPOUND_MAX_RANK = 10
 INTENT_PREFERS_FUSED = True
 COMPOUND_SAME_SENTENCE = False
+# Session 10: of the pairs that pass, only the one whose two roots the whole task ranks best (sum of their
+# ranks) is kept (a task asks for two things; three roots were always wrong in the calibration graphs), and
+# an intent picks its active root of highest cosine rather than its fused first (a piece of a few words
+# says little to BM25: "send back whatever fees they've overpaid" is refund-tuition-fees by cosine,
+# make-offer by BM25). Both chosen by the search (SESSION 10 above; grid False/True).
+COMPOUND_PAIR_ONLY = True
+INTENT_PICKS_BY_COSINE = True
 # Measured in session 8 on lettings + clinic (at FACET_WEIGHT 0.5) and not kept (no option left in the code):
 # a union-gain test (two roots must explain the intents better than the best single root by g in mean
 # cosine: g = 0 changes nothing, 0.02 loses 4 compound tasks); requiring both of an intent's rankers to
@@ -324,7 +352,7 @@ AGREED_MIN_COSINE = 0.25
 # AGREED_MIN_LIFT when both rankers rank it first. None = off. Grids 0.08-0.20 and 0.06-0.14 and None:
 # session 8 (FACET_WEIGHT 0.7) DENSE_MIN_LIFT 0.14, AGREED_MIN_LIFT off; both off in session 7 and at
 # FACET_WEIGHT 0.5 (no value raised the objective over the absolute cosine and coverage thresholds then).
-DENSE_MIN_LIFT: float | None = None
+DENSE_MIN_LIFT: float | None = 0.18
 AGREED_MIN_LIFT: float | None = None
 # Ambiguity (selection.leads): the best active root's lead over the best *other* active root on each
 # ranker's own scale. ambiguous when the fused margin is below SELECT_MIN_MARGIN, the cosine lead below
@@ -347,7 +375,7 @@ ACTION_BOOST = 0.001
 # active root's cosine exceeds the runner-up's by TERSE_AMBIGUITY_MARGIN (grid 0.02-0.3: 0.1; 0.3 on
 # clinic + saas), or unless (TERSE_TRUSTS_ACTION) it leads with the best root's own title action (True).
 TERSE_MAX_WORDS = 6
-TERSE_AMBIGUITY_MARGIN = 0.15
+TERSE_AMBIGUITY_MARGIN = 0.2
 TERSE_TRUSTS_ACTION = True
 # What a root is matched on (lamina/graph/documents.py workflow_facets): besides its whole document, each
 # of its facets (title + aliases + summary; each operation's title and transitions; the scenarios, invariants

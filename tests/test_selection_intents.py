@@ -206,10 +206,10 @@ def test_pieces_keep_their_words_and_know_their_sentence() -> None:
         "sends it electronically to the local pharmacy",
     )
     # A second sentence is a new sentence (context) unless it starts with a word that adds a request.
-    report = "Someone asked us to delete everything we hold. Our tool kept their passport scan."
+    report = "Someone wants us to delete everything we hold. Our tool keeps their passport scan."
     assert split_intents_in_sentences(report) == (
-        ("Someone asked us to delete everything we hold", 0),
-        ("Our tool kept their passport scan", 1),
+        ("Someone wants us to delete everything we hold", 0),
+        ("Our tool keeps their passport scan", 1),
     )
     request = "Fix the refund total for partial orders. Also email the customer a receipt of the refund"
     assert split_intents_in_sentences(request) == (
@@ -247,12 +247,62 @@ def test_each_intent_must_prefer_its_own_root_by_its_fused_ranking() -> None:
     first = _scores("The clinician signs the lab order", [0.60, 0.20, 0.1], [2.0, 0.0, 0.0])
     # Cosine prefers order-lab-test (0.50 > 0.48); BM25 ranks only send-bill, so the fused ranking prefers it.
     second = _scores("sends the client an invoice for it", [0.50, 0.48, 0.1], [0.0, 3.0, 0.0])
-    by_cosine = replace(TH, intent_prefers_fused=False, intent_margin=0.0, intent_min_lift=-1.0)
+    by_cosine = replace(
+        TH, intent_prefers_fused=False, intent_margin=0.0, intent_min_lift=-1.0, intent_picks_by_cosine=False
+    )
     sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, by_cosine, [first, second])
     assert sel.status != "multi_workflow"
     by_fused = replace(by_cosine, intent_prefers_fused=True)
     sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, by_fused, [first, second])
     assert sel.status == "multi_workflow" and sel.workflows == ("order-lab-test", "send-bill")
+    # An intent that picks by cosine picks order-lab-test here (0.50 > 0.48): both intents agree, one root.
+    picks_by_cosine = replace(by_fused, intent_picks_by_cosine=True)
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, picks_by_cosine, [first, second])
+    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
+
+
+def test_an_intent_picks_by_cosine_when_its_few_words_mislead_bm25() -> None:
+    from dataclasses import replace
+
+    roots = [*ROOTS[:2], RootDoc("chase-debt", "active", (), {"action": ("chase",)})]
+    task = "When a vet orders blood tests, send back whatever the client overpaid"
+    whole = _scores(task, [0.50, 0.45, 0.30], [1.0, 1.0, 1.0])
+    first = _scores("When a vet orders blood tests", [0.60, 0.20, 0.20], [2.0, 0.0, 0.0])
+    # BM25 matches one word of chase-debt's ("whatever"); the cosine says send-bill.
+    second = _scores("send back whatever the client overpaid", [0.30, 0.52, 0.32], [0.0, 0.0, 3.0])
+    th = replace(TH, intent_min_lift=-1.0)  # lift is another test's subject
+    sel = select(task, roots, whole.lexical, whole.coverage, whole.dense, th, [first, second])
+    assert sel.status == "multi_workflow" and sel.workflows == ("order-lab-test", "send-bill")
+    fused = replace(th, intent_picks_by_cosine=False)  # the fused first of the second piece is chase-debt
+    sel = select(task, roots, whole.lexical, whole.coverage, whole.dense, fused, [first, second])
+    assert sel.status == "multi_workflow" and sel.workflows == ("order-lab-test", "chase-debt")
+
+
+def test_a_compound_task_names_the_one_pair_the_whole_task_ranks_best() -> None:
+    from dataclasses import replace
+
+    roots = [*ROOTS[:2], RootDoc("chase-debt", "active", (), {"action": ("chase",)})]
+    task = (
+        "Order the blood panel today, send the invoice to the client, and chase the unpaid balance later on"
+    )
+    whole = _scores(task, [0.55, 0.50, 0.40])  # the whole task: order, send-bill, then chase-debt
+    pieces = [
+        _scores("Order the blood panel today", [0.60, 0.20, 0.2]),
+        _scores("send the invoice to the client", [0.20, 0.60, 0.2]),
+        _scores("chase the unpaid balance later on", [0.20, 0.20, 0.60]),
+    ]
+    th = replace(TH, intent_min_lift=0.0)
+    every = replace(th, compound_pair_only=False)
+    sel = select(task, roots, whole.lexical, whole.coverage, whole.dense, every, pieces)
+    assert sel.status == "multi_workflow" and set(sel.workflows) == {
+        "order-lab-test",
+        "send-bill",
+        "chase-debt",
+    }
+    sel = select(
+        task, roots, whole.lexical, whole.coverage, whole.dense, replace(th, compound_pair_only=True), pieces
+    )
+    assert sel.status == "multi_workflow" and set(sel.workflows) == {"order-lab-test", "send-bill"}
 
 
 def test_leads_are_measured_on_each_rankers_own_scale_against_the_best_other_active_root() -> None:

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import re
 
-from lamina.constants import MAX_INTENTS, MIN_INTENT_WORDS
+from lamina.constants import MAX_INTENTS, MIN_INTENT_WORDS, REPORT_IS_ONE_INTENT
+from lamina.retrieval.mood import reads_as_report
 from lamina.retrieval.stopwords import TASK_STOPWORDS
 
 # Boundaries between two requests. Each match is removed; the text on either side becomes a piece.
@@ -62,12 +63,14 @@ def _pieces(text: str) -> list[tuple[int, int, int]]:
 
 def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
     """The task's candidate intents with the sentence each belongs to, in order; one piece (the whole task,
-    sentence 0) when it has no usable cut.
+    sentence 0) when it has no usable cut or reads as a report (lamina/retrieval/mood.py).
 
     Pieces with fewer than MIN_INTENT_WORDS content words join their neighbour (the text between them
     kept as written, so "writes and signs" stays "writes and signs"). At most MAX_INTENTS pieces: a longer
     list is merged pairwise from the end, so a long bug report never turns into many weak intents."""
     text = " ".join(task.split())
+    if REPORT_IS_ONE_INTENT and reads_as_report(task):
+        return ((text, 0),)
     pieces = _pieces(text)
 
     def words(piece: tuple[int, int, int]) -> int:

@@ -26,6 +26,7 @@ from lamina.constants import (
     BOOSTS,
     CANDIDATES_LIMIT,
     COMPOUND_MAX_RANK,
+    COMPOUND_PAIR_ONLY,
     COMPOUND_SAME_SENTENCE,
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
@@ -36,6 +37,7 @@ from lamina.constants import (
     INTENT_MIN_COSINE,
     INTENT_MIN_LIFT,
     INTENT_MIN_MARGIN,
+    INTENT_PICKS_BY_COSINE,
     INTENT_PREFERS_FUSED,
     LEXICAL_AMBIGUITY_MARGIN,
     LEXICAL_MIN_COVERAGE,
@@ -50,6 +52,7 @@ from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_te
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, split_intents_in_sentences
+from lamina.retrieval.mood import starts_with_order
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -103,6 +106,8 @@ class Thresholds:
     lexical_ambiguity_margin: float | None = LEXICAL_AMBIGUITY_MARGIN  # None: BM25's lead is not consulted
     compound_same_sentence: bool = COMPOUND_SAME_SENTENCE
     intent_prefers_fused: bool = INTENT_PREFERS_FUSED
+    compound_pair_only: bool = COMPOUND_PAIR_ONLY
+    intent_picks_by_cosine: bool = INTENT_PICKS_BY_COSINE
 
 
 @dataclass(frozen=True)
@@ -330,12 +335,14 @@ def compound_roots(
         if not active:
             continue
         best = active[0]
+        if thresholds.intent_picks_by_cosine:
+            best = max(active, key=lambda c: (c.cosine or 0.0, c.score))
         stands_out = (lift(intent.dense, roots, best.workflow) or 0.0) >= thresholds.intent_min_lift
         if (best.cosine or 0.0) >= thresholds.intent_min_cosine and stands_out:
             rank = None if task_rank is None else task_rank.get(best.workflow)
             if task_rank is None or (rank is not None and rank <= thresholds.compound_max_rank):
                 picks.append((k, best))
-    chosen: dict[str, Candidate] = {}
+    pairs: list[tuple[Candidate, Candidate]] = []
     for (i, a), (j, b) in itertools.combinations(picks, 2):
         if a.workflow == b.workflow:
             continue
@@ -354,8 +361,18 @@ def compound_roots(
                 and float(dj[ib] - dj[ia]) >= thresholds.intent_margin
             )
         if prefers:
-            chosen.setdefault(a.workflow, a)
-            chosen.setdefault(b.workflow, b)
+            pairs.append((a, b))
+    if thresholds.compound_pair_only and pairs:
+        # The one pair both of whose roots the whole task ranks best (a task asks for two things, rarely
+        # three; more intents mostly mean a piece that only gives context).
+        def whole_rank(c: Candidate) -> int:
+            return 10**6 if task_rank is None else task_rank.get(c.workflow, 10**6)
+
+        pairs = [min(pairs, key=lambda p: whole_rank(p[0]) + whole_rank(p[1]))]
+    chosen: dict[str, Candidate] = {}
+    for a, b in pairs:
+        chosen.setdefault(a.workflow, a)
+        chosen.setdefault(b.workflow, b)
     return list(chosen), list(chosen.values())
 
 
@@ -461,7 +478,8 @@ def select(
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
         # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
         terse = len(content_words(task)) <= thresholds.terse_max_words
-        names_action = any(b.kind == "action" for b in best.boosts)
+        # The action counts only as an order ("Refund a paid order …"), not as a subject ("Refund went …").
+        names_action = any(b.kind == "action" for b in best.boosts) and starts_with_order(task)
         if (
             terse
             and not (thresholds.terse_trusts_action and names_action)

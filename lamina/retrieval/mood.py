@@ -1,0 +1,96 @@
+"""Whether a task asks for something or only reports what happened. Pure; English word lists.
+
+A product manager reads "A screening agency rang to check a candidate's degree and was told she'd never
+studied here" as one problem to fix, however many workflows its story passes through; "When a student
+withdraws, send back whatever fees they overpaid" asks for two things. A task *reads as a report* when it
+tells in the past tense (`was`, `rang`, `dropped` …) and asks for nothing: no wish or obligation
+(`should`, `needs to`, `wants`, `please` …), no piece that starts with an order (`Refund …`, `…, then
+send …`), no list of points. Selection reads a report as one intent (lamina/retrieval/intents.py); the
+lists below are the only English it knows, so a report in another language is read as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Wishes and obligations anywhere in a task: it asks for something.
+_ASKS = re.compile(
+    r"""\b(?:should|shouldn't|must|mustn't|ought|please|needs?(?:\s+to)?|wants?|wanted\s+to|let|lets
+    |make\s+sure|ha(?:ve|s)\s+to|can\s+we|could\s+we|would\s+like)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# A list of points ("1) …", "- …", "Two things: …") asks for each.
+_LIST = re.compile(r"(?:^|\s)(?:\(?1[).]|-\s)|\btwo\s+things\b|\bboth\b", re.IGNORECASE)
+# Where an order can start: after a sentence end, a colon, a semicolon, a comma, "and", "then".
+_PIECE_START = re.compile(
+    r"(?<=[.!?;:])\s+|\n+|\s*;\s*|,\s*(?:and\s+)?(?:then\s+|also\s+)?|\s+and\s+(?:also\s+|then\s+)?|\s+then\s+",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_NAMED_BY_NUMBER = re.compile(r"^\W*[A-Za-z][A-Za-z'-]*\s+\d")  # "Route 3 needs …": a name, not an order
+_LEAD_INS = frozenset("also and then please so just now separately".split())
+# Verbs a task orders with (the imperative); a piece starting with one asks for something.
+ORDER_VERBS: frozenset[str] = frozenset(
+    """
+    add allow apply approve archive arrange assign attach automate award block book bring build calculate
+    cancel capture carry change charge chase check clear close collect confirm connect copy create declare
+    deduct delete disable don't draft drop email enable end enter export extend fetch file find fix flag
+    forward generate get give handle hide hold import include invite issue keep let link list load lock log
+    make mark match merge move never notify offer open pay pick plan post prevent print publish push put
+    raise record reduce refund register reject release remind remove renew reopen reply report request
+    require reset restart restore retry return review route run save schedule send set show sort split
+    start stop store submit suggest support switch take tell text track transfer trigger try turn unlock
+    update upload validate verify warn
+    """.split()
+)
+# The past tense: irregular forms, and regular ones (-ed).
+_IRREGULAR_PAST = frozenset(
+    """
+    was were had did got went came rang paid sent told left found took gave kept said saw forgot made ran
+    lost bought sold wrote brought caught spent thought knew became began broke chose drove fell felt heard
+    held hit hung led meant met quit read rode rose shut sat slept spoke stood stole struck swore tore threw
+    understood woke wore won
+    """.split()
+)
+_REGULAR_PAST = re.compile(r"\b[a-z]{3,}ed\b")
+# Finite verbs in the present that follow a subject ("Refund is …", "Report keeps …").
+_FINITE = frozenset("is isn't are aren't has hasn't have haven't does doesn't keeps still never".split())
+_LOWER_WORD = re.compile(r"[a-z']+")
+
+
+def _is_order(piece: str) -> bool:
+    """The piece starts with a verb in the imperative ("Refund a paid order …", "… then send …")."""
+    words = _WORD.findall(piece)
+    if not words or _NAMED_BY_NUMBER.match(piece.lstrip()):
+        return False
+    lowered = [w.lower() for w in words]
+    if lowered[0] in _LEAD_INS and len(lowered) > 1:
+        lowered = lowered[1:]
+    # "Refund went to the wrong card": a verb after the first word makes it the subject, not an order.
+    subject = len(lowered) > 1 and (lowered[1] in _FINITE or _is_past(lowered[1]))
+    return lowered[0] in ORDER_VERBS and not subject
+
+
+def starts_with_order(task: str) -> bool:
+    return _is_order(task)
+
+
+def asks_for_something(task: str) -> bool:
+    """A wish or obligation, a list of points, or a piece that starts with an order."""
+    if _ASKS.search(task) or _LIST.search(task):
+        return True
+    return any(_is_order(piece) for piece in _PIECE_START.split(task))
+
+
+def _is_past(word: str) -> bool:
+    return word in _IRREGULAR_PAST or bool(_REGULAR_PAST.fullmatch(word))
+
+
+def tells_the_past(task: str) -> bool:
+    lowered = task.lower()
+    return bool(set(_LOWER_WORD.findall(lowered)) & _IRREGULAR_PAST) or bool(_REGULAR_PAST.search(lowered))
+
+
+def reads_as_report(task: str) -> bool:
+    """True when the task tells what happened and asks for nothing: one problem, read as one intent."""
+    return tells_the_past(task) and not asks_for_something(task)

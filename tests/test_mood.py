@@ -1,0 +1,95 @@
+"""Whether a task asks for something or reports what happened (lamina/retrieval/mood.py), and how reading a
+report as one intent changes what selection embeds and decides (lamina/retrieval/intents.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lamina.retrieval.bm25 import build_bm25
+from lamina.retrieval.intents import selection_texts, split_intents
+from lamina.retrieval.mood import asks_for_something, reads_as_report, starts_with_order, tells_the_past
+from lamina.retrieval.selection import RootDoc, Thresholds, select_for_task
+
+REPORTS = (
+    "A screening agency rang to check a candidate's degree and was told she'd never studied here, because "
+    "she has changed her surname since.",
+    "Annual pass holder moved away and handed her pass back in July. We paid her £400 back but the pass "
+    "kept working on the tram for another week.",
+    "Refund went to the wrong card.",
+    "Route 3 was closed for resurfacing and the diversion dropped two stops.",
+)
+REQUESTS = (
+    "When a student withdraws, send back whatever fees they've overpaid without them having to ask.",
+    "Students coming back from a year out need to be re-registered.",
+    "We missed the evidence deadline last month. Warn the property manager a week before it closes.",
+    "Two things from the weekend: 1) the cap failed on Saturday; 2) the refund went to the wrong card.",
+    "Refund a paid order when the warehouse cannot ship it",
+    "late rent texts went out at 10pm on a Sunday, please fix asap",
+)
+
+
+@pytest.mark.parametrize("task", REPORTS)
+def test_a_story_in_the_past_that_asks_for_nothing_reads_as_a_report(task: str) -> None:
+    assert tells_the_past(task)
+    assert not asks_for_something(task)
+    assert reads_as_report(task)
+
+
+@pytest.mark.parametrize("task", REQUESTS)
+def test_a_wish_an_order_or_a_list_asks_for_something(task: str) -> None:
+    assert asks_for_something(task)
+    assert not reads_as_report(task)
+
+
+def test_a_task_in_the_present_is_not_a_report_even_without_a_request() -> None:
+    # The project's own graphs describe wanted behaviour this way; it may well name two workflows.
+    task = "A seller drafts a new product page with photos and sets its starting stock count"
+    assert not tells_the_past(task) and not reads_as_report(task)
+
+
+def test_an_order_is_a_verb_that_leads_not_a_subject() -> None:
+    assert starts_with_order("Refund a paid order when the warehouse cannot ship it")
+    assert starts_with_order("Please refund the order")
+    assert not starts_with_order("Refund went to the wrong card")
+    assert not starts_with_order("Report keeps crashing on Mondays")
+    assert not starts_with_order("Route 12 needs a new timetable")  # a name followed by its number
+    assert not starts_with_order("The refund is late")
+
+
+def test_a_report_is_one_intent_so_selection_embeds_only_the_task() -> None:
+    report = REPORTS[1]
+    assert split_intents(report) == (" ".join(report.split()),)
+    assert selection_texts(report) == (report,)
+    request = "Collect the first month's rent online, and register the deposit with the scheme when it clears"
+    assert len(split_intents(request)) == 2
+
+
+def test_a_report_that_passes_through_two_workflows_selects_one() -> None:
+    """The same words read as two intents when they ask for two things, as one when they only report."""
+    roots = [
+        RootDoc("refund-ticket", "active", (), {"action": ("refund",)}),
+        RootDoc("resolve-tap-dispute", "active", (), {"action": ("resolve",)}),
+    ]
+    bm25 = build_bm25([{"body": "refund ticket money card"}, {"body": "resolve tap dispute charge day"}])
+    matrix = np.eye(2, dtype=np.float32)
+    th = Thresholds(dense_min_cosine=0.3, intent_min_cosine=0.3, intent_min_lift=0.0, terse_max_words=0)
+
+    def vectors(task: str) -> dict[str, np.ndarray]:
+        # The whole task leans to the refund; each piece to "its" root, as the words suggest.
+        out = {task: np.array([0.8, 0.6], dtype=np.float32)}
+        for piece in selection_texts(task)[1:]:
+            out[piece] = matrix[0] if "refund" in piece.lower() or "money" in piece else matrix[1]
+        return out
+
+    asking = (
+        "Refund the money to her bank card today, and resolve the tap dispute about the charge for that day"
+    )
+    told = "We refunded the money to her bank card today, and the tap dispute about the charge for that day was resolved"
+    assert not reads_as_report(asking) and reads_as_report(told)
+    v = vectors(asking)
+    sel = select_for_task(asking, roots, bm25, matrix, v[asking], th, v)
+    assert sel.status == "multi_workflow" and set(sel.workflows) == {"refund-ticket", "resolve-tap-dispute"}
+    v = vectors(told)
+    sel = select_for_task(told, roots, bm25, matrix, v[told], th, v)
+    assert sel.status == "selected" and sel.workflows == ("refund-ticket",)
