@@ -314,15 +314,16 @@ def compound_roots(
 ) -> tuple[list[str], list[Candidate]]:
     """The active roots that different intents of the task each select with confidence, in intent order.
 
-    An intent picks its best active root (the fused ranking of the intent alone) when that root's cosine
-    reaches `intent_min_cosine` and its lift reaches `intent_min_lift`, and, with `task_rank` (an active
+    An intent picks its best active root (by cosine with `intent_picks_by_cosine`, else the first of the
+    intent's own fused ranking) when that root's cosine reaches `intent_min_cosine` and its lift reaches `intent_min_lift`, and, with `task_rank` (an active
     root's rank for the whole task: the prior), when it ranks within `compound_max_rank` for the whole task.
     Two picks A (of intent i) and B (of intent j) are both needed only when intent i prefers A to B and
     intent j prefers B to A — by their fused scores for that intent (`intent_prefers_fused`: both rankers),
     else by at least `intent_margin` in cosine — and (`compound_same_sentence`) when i and j are in one
     sentence: one job said with "and" gives intents whose best roots agree or are not separated, and a
-    second sentence that only gives context is not a second request. Returns the roots and, for each, its
-    candidate entry from the intent that chose it (its evidence)."""
+    second sentence that only gives context is not a second request. With `compound_pair_only` only the pair
+    whose roots the whole task ranks best is kept. Returns the roots and, for each, its candidate entry from
+    the intent that chose it (its evidence)."""
     index_of = {r.workflow: i for i, r in enumerate(roots)}
     picks: list[tuple[int, Candidate]] = []  # (intent, its best active root)
     fused: dict[int, dict[str, float]] = {}  # intent -> root -> its fused score for that intent
