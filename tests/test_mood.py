@@ -26,6 +26,9 @@ REQUESTS = (
     "Two things from the weekend: 1) the cap failed on Saturday; 2) the refund went to the wrong card.",
     "Refund a paid order when the warehouse cannot ship it",
     "late rent texts went out at 10pm on a Sunday, please fix asap",
+    "Customers complained that refunds took a week. Could you speed that up?",
+    "We'd like the old invoices archived once they were paid",
+    "Is it possible to stop the reminder emails that went out twice?",
 )
 
 

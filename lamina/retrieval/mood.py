@@ -16,7 +16,7 @@ import re
 # Wishes and obligations anywhere in a task: it asks for something.
 _ASKS = re.compile(
     r"""\b(?:should|shouldn't|must|mustn't|ought|please|needs?(?:\s+to)?|wants?|wanted\s+to|let|lets
-    |make\s+sure|ha(?:ve|s)\s+to|can\s+we|could\s+we|would\s+like)\b""",
+    |make\s+sure|ha(?:ve|s)\s+to|(?:can|could|would)\s+(?:we|you)|(?:would|we'd|i'd)\s+like|is\s+it\s+possible)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
 # A list of points ("1) …", "- …", "Two things: …") asks for each.
