@@ -256,7 +256,8 @@ QUANT_CHOICE_REASON = (
 # (a symptom rule; 6-12 content words: lettings +2-3, registry +3, clinic/saas/shop -3 each, the search
 # chose off), a trigger clause ("When a student withdraws, ...") as its own intent from 2 or 3 content
 # words (-4 / -1), MIN_INTENT_WORDS 3 / 2 with the report rule (-5 / -15), intents cut at each request
-# instead of at each "and"/comma (-8 to 0).
+# instead of at each "and"/comma (-8 to 0). After the search, the action boost also takes the verb a request
+# asks for (selection.asked_actions: "Let buyers cancel an order ..."): 427 -> 428 (shop 33 -> 34).
 # SESSION 9 (2026-12-04) — the values below are these, whatever the older notes in this section say:
 # calibrated on the split "six-two" (lettings, clinic, saas, shop, transit, registry; held out insurance and
 # council, written this session by authors who never saw the ranking code) with FACET_LEXICAL_WEIGHT 1.0:

@@ -129,6 +129,16 @@ def test_a_terse_task_is_ambiguous_unless_dense_clearly_separates_its_roots() ->
 def test_the_leading_action_of_a_task_boosts_the_root_whose_title_starts_with_it() -> None:
     assert leading_action("Refund a paid order when the warehouse cannot ship it") == "refund"
     assert leading_action("the") == ""
+    # A request names its verb after "let <someone>" or a modal, not only first.
+    from lamina.retrieval.selection import asked_actions
+
+    assert "cancel" in asked_actions("Let buyers cancel an order from their order history")
+    assert "enter" in asked_actions("Shoppers should be able to enter a discount code")
+    assert asked_actions("Refund a paid order") == frozenset({"refund"})
+    task = "Let the vet send the invoice to the client"
+    whole = _scores(task, [0.5, 0.5, 0.1], [1.0, 1.0, 0.0])
+    top = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, TH).candidates[0]
+    assert top.workflow == "send-bill" and any(b.kind == "action" for b in top.boosts)
     whole = _scores("Send the lab invoice to the client", [0.5, 0.5, 0.1], [1.0, 1.0, 0.0])
     sel = select("Send the lab invoice to the client", ROOTS, whole.lexical, whole.coverage, whole.dense, TH)
     top = sel.candidates[0]

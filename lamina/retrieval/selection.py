@@ -145,6 +145,12 @@ def exact_matches(task: str, roots: Sequence[RootDoc]) -> list[str]:
     return found
 
 
+# Where a request names the verb it asks for: after "let <someone>" (up to three words on) and after a
+# modal ("should be able to", "can", "needs to", "wants to", "must"; the next two words).
+_LET = re.compile(r"\blets?\s+", re.IGNORECASE)
+_MODAL = re.compile(r"\b(?:should(?:\s+be\s+able\s+to)?|can|needs?\s+to|wants?\s+to|must)\s+", re.IGNORECASE)
+
+
 def leading_action(text: str) -> str:
     """The stem of the text's first content word: the action of an imperative task ("Refund a paid …")."""
     words = content_words(text)
@@ -152,12 +158,25 @@ def leading_action(text: str) -> str:
     return terms[0] if terms else ""
 
 
-def boosts_for(normalized_task: str, root: RootDoc, action: str = "") -> tuple[Boost, ...]:
+def asked_actions(text: str) -> frozenset[str]:
+    """The leading action and the verbs a request asks for ("Let buyers **cancel** an order …", "Shoppers
+    should be able to **enter** a code"), as stems: what the `action` boost compares with a root's title."""
+    found = {leading_action(text)} - {""}
+    for pattern, span in ((_LET, 3), (_MODAL, 2)):
+        for m in pattern.finditer(text):
+            for word in text[m.end() :].split()[:span]:
+                found.update(tokenize(word)[:1])
+    return frozenset(found)
+
+
+def boosts_for(
+    normalized_task: str, root: RootDoc, actions: frozenset[str] = frozenset()
+) -> tuple[Boost, ...]:
     found: list[Boost] = []
     total = 0.0
     for kind in sorted(root.terms):
         if kind == "action":
-            term = next((t for t in root.terms[kind] if action and tokenize(t)[:1] == [action]), None)
+            term = next((t for t in root.terms[kind] if set(tokenize(t)[:1]) & actions), None)
             if term is not None and ACTION_BOOST and total + ACTION_BOOST <= BOOST_CAP + 1e-12:
                 found.append(Boost(kind, term, ACTION_BOOST))
                 total += ACTION_BOOST
@@ -256,11 +275,11 @@ def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str
         rankings["dense"] = [i for i, _ in top_k(scores.dense, RANK_DEPTH)]
     fused = {doc: (score, ranks) for doc, score, ranks in rrf(rankings, RRF_K)}
     normalized = normalize_phrase(scores.text)
-    action = leading_action(scores.text)
+    actions = asked_actions(scores.text)
     candidates = []
     for i, root in enumerate(roots):
         score, ranks = fused.get(i, (0.0, {}))
-        boosts = boosts_for(normalized, root, action)
+        boosts = boosts_for(normalized, root, actions)
         is_exact = root.workflow in exact
         if score == 0.0 and not boosts and not is_exact:
             continue
