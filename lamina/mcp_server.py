@@ -221,6 +221,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                         },
                         "workflows": {"type": "array", "items": {"type": "string"}},
                         "candidates": {"type": "array", "items": {"type": "object"}},
+                        "reasons": {"type": "array", "items": {"type": "string"}},
                     },
                 },
                 "graph": {"type": "object"},

@@ -62,6 +62,7 @@ def build_packet(
             "status": selection.status,
             "workflows": list(selection.workflows),
             "candidates": [_candidate_json(c) for c in selection.candidates],
+            "reasons": list(selection.reasons),  # why this outcome (additive in packet v5)
         },
         "graph": graph,
         "obligations": obligations(graph) if closure is not None else [],
@@ -84,6 +85,8 @@ def render_packet(packet: dict[str, Any]) -> str:
     )
     chosen = ", ".join(sel["workflows"]) or "none"
     lines.append(f"Selection: {sel['status']} -> {chosen} ({packet['retrieval']['workflow_source']})")
+    if sel.get("reasons"):
+        lines.append(f"  Why: {'; '.join(sel['reasons'])}")
     if sel["status"] == "ambiguous":
         lines.append("  The evidence does not separate these; choose one with --workflow <id>:")
     if sel["status"] == "new_workflow_required":

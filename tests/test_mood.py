@@ -96,3 +96,25 @@ def test_a_report_that_passes_through_two_workflows_selects_one() -> None:
     v = vectors(told)
     sel = select_for_task(told, roots, bm25, matrix, v[told], th, v)
     assert sel.status == "selected" and sel.workflows == ("refund-ticket",)
+    assert "read as one intent: a report of what happened" in sel.reasons  # the packet says so
+
+
+def test_the_packet_says_why_selection_decided_as_it_did() -> None:
+    from lamina.packet import build_packet, render_packet
+    from lamina.retrieval.selection import Selection
+
+    selection = Selection("ambiguous", (), (), ("top roots not separated",))
+    packet = build_packet(
+        task="Refund went to the wrong card.",
+        state_manifest={},
+        generation="g-1",
+        index_digest="d",
+        fresh=True,
+        mode="hybrid",
+        workflow_source="selected",
+        selection=selection,
+        closure=None,
+        sources=[],
+    )
+    assert packet["selection"]["reasons"] == ["top roots not separated"]
+    assert "  Why: top roots not separated" in render_packet(packet).splitlines()

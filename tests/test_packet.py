@@ -85,7 +85,8 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
     assert set(packet) == TOP_KEYS and packet["packet_version"] == 5
     assert set(packet["index"]) == INDEX_KEYS and packet["index"]["fresh"] is True
     assert packet["retrieval"] == {"mode": "hybrid", "workflow_source": "selected"}
-    assert set(packet["selection"]) == {"status", "workflows", "candidates"}
+    assert set(packet["selection"]) == {"status", "workflows", "candidates", "reasons"}
+    assert packet["selection"]["reasons"] == ["fused ranking"]  # why this outcome (additive in v5)
     assert all(set(c) == CANDIDATE_KEYS for c in packet["selection"]["candidates"])
     assert set(packet["graph"]) == GRAPH_KEYS
     ops = [op for wf in packet["graph"]["workflows"] for op in wf["operations"]]

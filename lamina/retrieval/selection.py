@@ -42,6 +42,7 @@ from lamina.constants import (
     LEXICAL_AMBIGUITY_MARGIN,
     LEXICAL_MIN_COVERAGE,
     RANK_DEPTH,
+    REPORT_IS_ONE_INTENT,
     RRF_K,
     SELECT_MIN_MARGIN,
     TERSE_AMBIGUITY_MARGIN,
@@ -52,7 +53,7 @@ from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_te
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, split_intents_in_sentences
-from lamina.retrieval.mood import starts_with_order
+from lamina.retrieval.mood import reads_as_report, starts_with_order
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -414,6 +415,12 @@ def leads(scores: TextScores, roots: Sequence[RootDoc], workflow: str) -> tuple[
     return dense_lead, lexical_lead
 
 
+def _reading(task: str) -> tuple[str, ...]:
+    """What the packet says about how the task was read, when that decided something."""
+    report = REPORT_IS_ONE_INTENT and reads_as_report(task)
+    return ("read as one intent: a report of what happened",) if report else ()
+
+
 def select(
     task: str,
     roots: Sequence[RootDoc],
@@ -481,7 +488,9 @@ def select(
     ):
         return Selection("new_workflow_required", (), shown, (f"nearest root is {top.filtered}",))
     if not relevant:
-        return Selection("new_workflow_required", (), shown, ("best root below relevance thresholds",))
+        return Selection(
+            "new_workflow_required", (), shown, ("best root below relevance thresholds", *_reading(task))
+        )
     if len(active) > 1:
         second = active[1]
         dense_lead, lexical_lead = leads(whole, roots, best.workflow)
@@ -494,7 +503,7 @@ def select(
             thresholds.lexical_ambiguity_margin is None or lexical_lead < thresholds.lexical_ambiguity_margin
         )
         if close_score and close_dense and close_lexical:
-            return Selection("ambiguous", (), shown, ("top roots not separated",))
+            return Selection("ambiguous", (), shown, ("top roots not separated", *_reading(task)))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
         # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
         terse = len(content_words(task)) <= thresholds.terse_max_words
@@ -507,8 +516,8 @@ def select(
             and second.cosine is not None
             and best.cosine - second.cosine < thresholds.terse_ambiguity_margin
         ):
-            return Selection("ambiguous", (), shown, ("terse task, top roots not separated",))
-    return Selection("selected", (best.workflow,), shown, ("fused ranking",))
+            return Selection("ambiguous", (), shown, ("terse task, top roots not separated", *_reading(task)))
+    return Selection("selected", (best.workflow,), shown, ("fused ranking", *_reading(task)))
 
 
 def text_scores(
