@@ -200,6 +200,7 @@ class FileFacts:
         from lamina.retrieval.tokenize import tokenize
 
         layout = corpus.layout()
+        self.index, self.file_of, self.n_files = corpus.bm25, layout.file_of, len(layout.files)
         self.rows = {f: layout.code_rows(f) for f in range(len(layout.files))}
         self.path_terms = {f: frozenset(tokenize(layout.files[f])) for f in self.rows}
         self.symbol_terms = {
@@ -221,7 +222,7 @@ def features(
     churn_rank: Mapping[int, int],
     depth: int,
 ) -> np.ndarray:
-    from lamina.retrieval.file_scorer import file_features
+    from lamina.retrieval.file_scorer import file_features, term_coverage
 
     files = [f for f, _, _ in candidates]
     product = file_features(
@@ -233,6 +234,7 @@ def features(
         [facts.path_terms[f] for f in files],
         [facts.symbol_terms[f] for f in files],
         depth,
+        term_coverage(facts.index, facts.file_of, facts.n_files, files, state.task.terms),
     )
     n_churned = max(1, len(churn_rank))
     extra = np.asarray(

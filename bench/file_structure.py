@@ -19,6 +19,9 @@ differences variant - reference over the 285 commits, 95% bootstrap intervals (b
             logistic regression over each case's 30 best fused files, fitted leave-one-repository-out
             exactly as bench/file_rerank.py learn; compared with the same fit on the product's features
             alone ("base LORO") and with main.
+            `--family cover` (session 10): COVER_FEATURES below instead, file-level coverage of the task's
+            terms, computed from the BM25 postings alone (cover_features). Since session 10 the product's
+            features include term_cover_rank1, so "base" is eleven features, not the ten measured here.
     misses  where the gold files are when they are not in the first ten: fused rank, shortlist or not.
 
     clean   the task read without commit hashes and backport boilerplate (level 1: hashes; 2: and git's
@@ -55,8 +58,25 @@ symbol R@10 0.491; paired Δ variant - main [95% bootstrap]):
   +0.053], R@10 +0.004 [+0.000, +0.013], symbol R@10 +0.006 / +0.004 / +0.007 [-0.004, +0.018] (aiohttp
   MRR 0.620 -> 0.659; the other three unchanged but for a case or two).
 
+Results, session 10 (2026-12-05, `--work /tmp/eval10 learn --family cover`, before term_cover_rank1 was a
+product feature; main: file R@1 0.503, R@10 0.800, MRR 0.706, symbol R@10 0.498; "base LORO", the same fit
+on the product's ten features: 0.493 / 0.799 / 0.704 / 0.498; paired Δ variant - base LORO [95% bootstrap]):
+
+- Gold against other shortlisted files (means): term_cover 0.615 / 0.396, term_cover_idf 0.524 / 0.296,
+  term_cover_top3 0.463 / 0.259, ident_found 2.60 / 1.55, term_cover_rank1 0.455 / 0.118.
+- Alone: term_cover MRR -0.002 [-0.007, +0.001], symbol +0.004 [+0.000, +0.011], R@10 +0.005 [+0.000,
+  +0.012]; term_cover_idf MRR -0.003, symbol -0.001; term_cover_top3 -0.003 / -0.001; ident_found -0.000 /
+  0.000; term_cover_gap +0.000 / -0.003; uncovered_idf -0.000 / 0.000 (the shares are collinear with
+  lexical_best_rel and path_match: coefficients near 0). The brief's four together: MRR -0.005 [-0.013,
+  +0.002], symbol 0.000, R@10 +0.005.
+- term_cover_rank1 alone (1 / rank among the 30 by term_cover_idf): MRR +0.011 [-0.003, +0.026], symbol
+  R@10 +0.008 [+0.001, +0.018], R@1 +0.011 [-0.014, +0.035], R@10 -0.006 [-0.019, +0.004]; per repository
+  MRR tokio +0.010, aiohttp +0.024 [+0.002, +0.046], jsoup +0.011, typeorm -0.022 [-0.059, +0.013].
+  All seven: MRR +0.011 [-0.003, +0.024], symbol +0.010 [+0.001, +0.022], R@1 +0.017, R@10 -0.002.
+  KEPT: term_cover_rank1 (lamina/retrieval/file_scorer.py term_coverage; the simpler of the two).
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
-        --work /tmp/eval9 prf [--grid JSON …] | learn [--sets F,F …] [--drop F …] | misses [--show] | clean
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
 
 from __future__ import annotations
@@ -315,6 +335,72 @@ def _dir(path: str) -> str:
     return path.rpartition("/")[0]
 
 
+# --- (d) file-level coverage of the task's terms (session 10) -----------------------------------------------
+COVER_FEATURES = (
+    "term_cover",  # share of the task's terms (those the index knows) occurring in any of the file's chunks
+    "term_cover_idf",  # the same, each term weighted by its BM25 idf over the index's chunks
+    "term_cover_top3",  # the idf-weighted share over the file's best 3 code chunks by BM25 only
+    "ident_found",  # how many of the task's identifier terms occur in any of the file's chunks
+    "term_cover_gap",  # term_cover_idf - the best term_cover_idf among the shortlisted files
+    "term_cover_rank1",  # 1 / the file's rank by term_cover_idf among the shortlisted files (ties: fused order)
+    "uncovered_idf",  # the idf of the task's known terms the file lacks, summed, / the largest possible idf
+)
+COVER_TOP = 3  # chunks of a file that term_cover_top3 reads
+
+
+def cover_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]]
+) -> np.ndarray:
+    """COVER_FEATURES per candidate, from the BM25 index's postings alone (term -> sorted chunk rows), as
+    graphd would compute them: per known task term, its postings' files (chunk -> file number) against the
+    shortlisted files, and its postings against each file's best COVER_TOP chunks (searchsorted)."""
+    index = repo.corpus.bm25
+    layout = state.layout
+    terms = [t for t in state.task.terms if t in index.vocabulary]
+    out = np.zeros((len(candidates), len(COVER_FEATURES)))
+    lex = state.chunk_scores.get("lexical")
+    if not terms or lex is None or not candidates:
+        return out
+    files = np.asarray([f for f, _, _ in candidates], dtype=np.int64)
+    top_rows, owner = [], []
+    for i, f in enumerate(files.tolist()):
+        rows = repo.facts.rows[f]
+        best = rows[np.argsort(-lex[rows], kind="stable")[:COVER_TOP]]
+        top_rows.append(best)
+        owner.append(np.full(best.size, i))
+    tops = np.concatenate(top_rows) if top_rows else np.zeros(0, np.int64)
+    owners = np.concatenate(owner) if owner else np.zeros(0, np.int64)
+    m = index.weights
+    n_docs = index.n_docs
+    present = np.zeros((len(terms), len(candidates)), dtype=bool)
+    present_top = np.zeros_like(present)
+    idf = np.zeros(len(terms))
+    for j, t in enumerate(terms):
+        c = index.vocabulary[t]
+        rows = m.indices[m.indptr[c] : m.indptr[c + 1]]
+        df = rows.size
+        idf[j] = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        present[j] = np.isin(files, layout.file_of[rows])
+        if rows.size and tops.size:
+            at = np.minimum(np.searchsorted(rows, tops), rows.size - 1)
+            hit = rows[at] == tops
+            present_top[j, np.unique(owners[hit])] = True
+    total_idf = float(idf.sum()) or 1.0
+    ident = np.asarray([t in state.task.identifier_terms for t in terms], dtype=np.float64)
+    out[:, 0] = present.mean(axis=0)
+    out[:, 1] = idf @ present / total_idf
+    out[:, 2] = idf @ present_top / total_idf
+    out[:, 3] = ident @ present
+    out[:, 4] = out[:, 1] - out[:, 1].max()
+    order = np.lexsort((np.arange(len(candidates)), -out[:, 1]))
+    out[order, 5] = 1.0 / np.arange(1, len(candidates) + 1)
+    out[:, 6] = idf @ ~present / np.log1p((n_docs + 0.5) / 0.5)
+    return out
+
+
+FAMILIES: dict[str, tuple[tuple[str, ...], Callable[..., np.ndarray]]] = {}  # filled after struct_features
+
+
 def struct_features(
     repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]]
 ) -> np.ndarray:
@@ -374,6 +460,9 @@ def struct_features(
             min(2.0, named[0][1] / code_max) if named else 0.0,
         )
     return out
+
+
+FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features)})
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -492,10 +581,11 @@ def cmd_clean(args: argparse.Namespace) -> None:
 def cmd_learn(args: argparse.Namespace) -> None:
     from sklearn.linear_model import LogisticRegression
 
-    from lamina.retrieval.file_scorer import FILE_FEATURES, file_features
+    from lamina.retrieval.file_scorer import FILE_FEATURES, file_features, term_coverage
 
     repos, states, params = load_all(args)
-    names = FILE_FEATURES + STRUCT_FEATURES
+    family, family_features = FAMILIES[args.family]
+    names = FILE_FEATURES + family
     data: dict[str, list[tuple[list[Any], np.ndarray, np.ndarray]]] = {}
     in_short = 0
     total = 0
@@ -506,8 +596,10 @@ def cmd_learn(args: argparse.Namespace) -> None:
             fs = [f for f, _, _ in cands]
             base = file_features(cands, [repo.facts.rows[f] for f in fs], state.chunk_scores, state.layout.code,
                                  state.task.terms, [repo.facts.path_terms[f] for f in fs],
-                                 [repo.facts.symbol_terms[f] for f in fs], params.file_depth)  # fmt: skip
-            x = np.hstack([base, struct_features(repo, state, cands)])
+                                 [repo.facts.symbol_terms[f] for f in fs], params.file_depth,
+                                 term_coverage(repo.corpus.bm25, state.layout.file_of, len(state.layout.files),
+                                               fs, state.task.terms))  # fmt: skip
+            x = np.hstack([base, family_features(repo, state, cands)])
             gold = set(case["gold_files"])
             y = np.asarray([state.layout.files[f] in gold for f in fs], dtype=np.float64)
             in_short += bool(y.any())
@@ -519,7 +611,7 @@ def cmd_learn(args: argparse.Namespace) -> None:
     xs = np.vstack([x for rows in data.values() for _, x, _ in rows])
     ys = np.concatenate([y for rows in data.values() for _, _, y in rows])
     for j, f in enumerate(names):
-        if f in STRUCT_FEATURES:
+        if f in family:
             print(f"  {f:<20} gold mean {xs[ys == 1, j].mean():.3f}  others {xs[ys == 0, j].mean():.3f}")
 
     def loro(columns: list[int]) -> dict[str, list[np.ndarray]]:
@@ -537,7 +629,9 @@ def cmd_learn(args: argparse.Namespace) -> None:
             out[held] = [model.decision_function((x[:, columns] - mu) / sd) for _, x, _ in data[held]]
         model, mu, sd = fit(list(data))
         coef = model.coef_[0] / sd
-        print("  all four:", ", ".join(f"{names[c]} {w:+.3f}" for c, w in zip(columns, coef, strict=True)))
+        intercept = float(model.intercept_[0]) - float(np.dot(coef, mu))
+        print("  all four:", ", ".join(f"{names[c]} {w:+.4f}" for c, w in zip(columns, coef, strict=True)),
+              f"intercept {intercept:+.4f}")  # fmt: skip
         return out
 
     def as_variant(scores: dict[str, list[np.ndarray]]) -> Variant:
@@ -554,10 +648,10 @@ def cmd_learn(args: argparse.Namespace) -> None:
     print("base LORO")
     variants["base LORO"] = as_variant(loro(base_cols))
     drop = set(args.drop or ())
-    struct = [len(FILE_FEATURES) + j for j, f in enumerate(STRUCT_FEATURES) if f not in drop]
-    print("base + struct LORO")
-    variants["base+struct LORO"] = as_variant(loro(base_cols + struct))
-    for j in struct if not args.sets else ():
+    added = [len(FILE_FEATURES) + j for j, f in enumerate(family) if f not in drop]
+    print(f"base + {args.family} LORO")
+    variants[f"base+{args.family} LORO"] = as_variant(loro(base_cols + added))
+    for j in added if not args.sets else ():
         print(f"base + {names[j]} LORO")
         variants[f"base+{names[j]}"] = as_variant(loro(base_cols + [j]))
     for spec in args.sets or ():
@@ -565,19 +659,23 @@ def cmd_learn(args: argparse.Namespace) -> None:
         print(f"base + {spec} LORO")
         variants[f"base+{spec}"] = as_variant(loro(base_cols + extra))
     res = evaluate(repos, states, variants, "main", args.predictions)
-    # the fair comparison: the same fit with and without the new features
-    ref = res["base LORO"]
-    print("== paired vs base LORO")
-    for v, rows in res.items():
-        if v in ("main", "base LORO"):
-            continue
-        cells = []
-        for m in ("R@1", "R@10", "MRR", "symR@10"):
-            diffs = [float(a[m]) - float(b[m]) for a, b in zip(rows, ref, strict=True)
-                     if a[m] is not None and b[m] is not None]  # fmt: skip
-            lo, hi = bootstrap(diffs)
-            cells.append(f"{m} {mean_of(diffs):+.3f} [{lo:+.3f},{hi:+.3f}]")
-        print(f"  {v:<34} " + " | ".join(cells))
+    # the fair comparison: the same fit with and without the new features, pooled and per repository
+    owners = [r.name for r in repos for _ in r.cases]
+    for scope in ["all", *(r.name for r in repos)]:
+        keep = [scope in ("all", o) for o in owners]
+        ref = [row for row, k in zip(res["base LORO"], keep, strict=True) if k]
+        print(f"== paired vs base LORO, {scope} ({len(ref)} cases)")
+        for v, every in res.items():
+            if v in ("main", "base LORO"):
+                continue
+            rows = [row for row, k in zip(every, keep, strict=True) if k]
+            cells = []
+            for m in ("R@1", "R@10", "MRR", "symR@10"):
+                diffs = [float(a[m]) - float(b[m]) for a, b in zip(rows, ref, strict=True)
+                         if a[m] is not None and b[m] is not None]  # fmt: skip
+                lo, hi = bootstrap(diffs)
+                cells.append(f"{m} {mean_of(diffs):+.3f} [{lo:+.3f},{hi:+.3f}]")
+            print(f"  {v:<34} " + " | ".join(cells), flush=True)
 
 
 def cmd_misses(args: argparse.Namespace) -> None:
@@ -613,7 +711,10 @@ def main() -> None:
     lp.add_argument("--shortlist", type=int, default=30)
     lp.add_argument("--C", type=float, default=1.0)
     lp.add_argument("--drop", nargs="*")
-    lp.add_argument("--sets", nargs="*", help="comma-separated STRUCT_FEATURES added together, one fit each")
+    lp.add_argument("--family", choices=("struct", "cover"), default="struct", help="the candidate features")
+    lp.add_argument(
+        "--sets", nargs="*", help="comma-separated features of the family added together, one fit each"
+    )
     sub.add_parser("clean")
     mp = sub.add_parser("misses")
     mp.add_argument("--show", action="store_true")

@@ -461,19 +461,31 @@ LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
 # symbol_match (-0.17 to +0.48). Held out, one run after these were frozen (docs/evaluation.md, commit
 # 24490c2): large repositories file MRR 0.493 -> 0.528, symbol R@10 0.540 -> 0.559, paired +0.035 [+0.02,
 # +0.05] / +0.020 [+0.00, +0.04] against session 8's run.
+# Session 10 (2026-12-05), file term coverage: one more feature, term_cover_rank1 (1 / the file's rank among
+# the 30 by the idf-weighted share of the task's terms occurring anywhere in its chunks, read from the BM25
+# postings: file_scorer.term_coverage). `bench/file_structure.py --work /tmp/eval10 learn --family cover`
+# (before the feature was in FILE_FEATURES), leave-one-repository-out, paired against the same fit on the
+# ten features above over the 285 tuning commits: file MRR +0.011 [-0.003, +0.026], symbol R@10 +0.008
+# [+0.001, +0.018], file R@1 +0.011 [-0.014, +0.035], R@10 -0.006 [-0.019, +0.004] (aiohttp MRR +0.024
+# [+0.002, +0.046], typeorm -0.022 [-0.059, +0.013]). The share itself, idf-weighted or not, over the best 3
+# chunks, the task's identifier terms found, the gap to the best candidate's share, the idf left uncovered:
+# alone MRR -0.003 to +0.000 (collinear with lexical_best_rel); all seven together MRR +0.011 [-0.003,
+# +0.024], symbol +0.010 [+0.001, +0.022]. Coefficients refitted on all four tuning repositories (all
+# eleven: the ten above were fitted before tokenize.strip_commit_noise).
 LOCALIZE_FILE_SCORER = {
-    "fused_logrank": -0.3229,
-    "fused_rel": 1.1789,
-    "lexical_logrank": -0.2736,
-    "dense_logrank": -0.4958,
-    "names_rank1": 1.4124,
-    "lexical_best_rel": 2.9737,
-    "dense_best_gap": 1.5795,
-    "path_match": 2.2488,
-    "symbol_match": 0.1107,
-    "log_chunks": 0.1397,
+    "fused_logrank": -0.2837,
+    "fused_rel": 0.8523,
+    "lexical_logrank": -0.1614,
+    "dense_logrank": -0.4048,
+    "names_rank1": 1.3109,
+    "lexical_best_rel": 2.5953,
+    "dense_best_gap": 1.9560,
+    "path_match": 2.3364,
+    "symbol_match": 0.3427,
+    "log_chunks": 0.0470,
+    "term_cover_rank1": 1.0418,
 }
-LOCALIZE_FILE_SCORER_INTERCEPT = -3.9987
+LOCALIZE_FILE_SCORER_INTERCEPT = -3.8954
 LOCALIZE_FILE_SCORER_SHORTLIST = 30
 # Session 9, second helper (bench/file_structure.py, tuning split, paired against the scorer above over the
 # 285 commits): eight structural features (a fused top-3 file in the same folder or package, references

@@ -149,6 +149,7 @@ def test_file_features_measure_strength_and_names_not_only_ranks() -> None:
     got = file_features(
         candidates, rows, {"lexical": lexical, "dense": dense}, code, ["cache", "evict"],
         [{"src", "cache", "py"}, {"src", "store", "py"}], [{"lru", "evict"}, set()], 200,
+        np.array([0.4, 0.9]),
     )  # fmt: skip
     row = dict(zip(FILE_FEATURES, got[1], strict=True))
     assert row["fused_rel"] == pytest.approx(0.5)
@@ -160,9 +161,36 @@ def test_file_features_measure_strength_and_names_not_only_ranks() -> None:
     first = dict(zip(FILE_FEATURES, got[0], strict=True))
     assert first["names_rank1"] == 0.5 and first["path_match"] == 0.5 and first["symbol_match"] == 0.5
     assert first["dense_best_gap"] == pytest.approx(-0.4)
+    # the second file covers more of the task: it is first by coverage, the fused first second
+    assert row["term_cover_rank1"] == 1.0 and first["term_cover_rank1"] == 0.5
     no_vectors = file_features(candidates, rows, {"lexical": lexical}, code, ["cache"], [set(), set()],
-                               [set(), set()], 200)  # fmt: skip
+                               [set(), set()], 200, None)  # fmt: skip
     assert list(no_vectors[:, FILE_FEATURES.index("dense_best_gap")]) == [-1.0, -1.0]
+    assert list(no_vectors[:, FILE_FEATURES.index("term_cover_rank1")]) == [0.0, 0.0]  # no known terms
+    tied = file_features(candidates, rows, {"lexical": lexical}, code, ["cache"], [set(), set()],
+                         [set(), set()], 200, np.array([0.5, 0.5]))  # fmt: skip
+    assert list(tied[:, FILE_FEATURES.index("term_cover_rank1")]) == [1.0, 0.5]  # ties: fused order
+
+
+def test_term_coverage_is_the_idf_weighted_share_of_known_task_terms_anywhere_in_a_file() -> None:
+    from lamina.retrieval.bm25 import build_bm25
+    from lamina.retrieval.file_scorer import term_coverage
+
+    # file 0: chunks 0-1 (refund in one, ledger in the other); file 1: chunk 2 (refund); file 2: chunks 3-4
+    texts = ["def refund(order): pass", "ledger = Ledger()", "refund = 1", "x = 1", "y = 2"]
+    index = build_bm25([{"body": t} for t in texts], {"body": 1.0})
+    file_of = np.array([0, 0, 1, 2, 2])
+    n = len(texts)
+
+    def idf(df: int) -> float:
+        return float(np.log1p((n - df + 0.5) / (df + 0.5)))
+
+    # "nowhere" is not in the index: it counts for no file and in no denominator; terms repeat once
+    got = term_coverage(index, file_of, 3, [2, 1, 0], ["refund", "ledger", "nowhere", "refund"])
+    assert got is not None
+    total = idf(2) + idf(1)
+    assert got == pytest.approx([0.0, idf(2) / total, 1.0])  # in the order of the files asked for
+    assert term_coverage(index, file_of, 3, [0, 1], ["nowhere"]) is None
 
 
 def _two_files_corpus():

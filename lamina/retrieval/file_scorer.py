@@ -4,8 +4,9 @@ LOCALIZE_FILE_SCORER, with the measurement that chose them).
 
 Reciprocal-rank fusion keeps only each ranker's rank of a file. The scorer also sees *how strong* the
 evidence is — the file's best BM25 chunk against the task's best, its best cosine against the best — and
-whether the task's words are in the file's path or its symbols' names. Pure functions over the arrays
-localization already has; `localization._scored_files` calls them. Like every ranking input, the source
+whether the task's words are in the file's path or its symbols' names, and how much of the task the file
+as a whole covers (`term_coverage`, read from the BM25 index's postings alone). Pure functions over the
+arrays localization already has; `localization._scored_files` calls them. Like every ranking input, the source
 text is untrusted data: it can only move a file up or down among sources.
 """
 
@@ -15,6 +16,8 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
+
+from lamina.retrieval.bm25 import BM25Index
 
 # Features of a candidate file, in the order of a feature row (each defined in file_features).
 FILE_FEATURES = (
@@ -28,6 +31,8 @@ FILE_FEATURES = (
     "path_match",  # share of the task's terms among its path's terms
     "symbol_match",  # share of the task's terms among its named symbols' terms
     "log_chunks",  # log(number of its code chunks)
+    "term_cover_rank1",  # 1 / its rank among the candidates by term_coverage (ties: fused order; 0 when the
+    # index knows none of the task's terms)
 )
 
 Candidate = tuple[int, float, Mapping[str, int]]  # (file number, fused score, {ranker: rank})
@@ -42,10 +47,12 @@ def file_features(
     path_terms: Sequence[Collection[str]],
     symbol_terms: Sequence[Collection[str]],
     depth: int,
+    coverage: np.ndarray | None,
 ) -> np.ndarray:
     """One row of FILE_FEATURES per candidate (best fused first). `rows[i]`: candidate i's code chunks;
     `chunk_scores`: "lexical" (BM25) and "dense" (cosine) per chunk, either may be missing; `code`: bool
-    per chunk; `terms`: the task's scoring terms; `depth`: how many files each ranker lists."""
+    per chunk; `terms`: the task's scoring terms; `depth`: how many files each ranker lists; `coverage`:
+    term_coverage of each candidate (None when the index knows none of the task's terms)."""
     lexical, dense = chunk_scores.get("lexical"), chunk_scores.get("dense")
     any_code = bool(code.any())
     lexical_max = float(lexical[code].max()) if lexical is not None and any_code else 0.0
@@ -69,8 +76,39 @@ def file_features(
             len(wanted.intersection(path_terms[i])) / n_terms,
             len(wanted.intersection(symbol_terms[i])) / n_terms,
             math.log(max(1, r.size)),
+            0.0,
         )
+    if coverage is not None and len(candidates):
+        order = np.lexsort((np.arange(len(candidates)), -np.asarray(coverage, dtype=np.float64)))
+        out[order, FILE_FEATURES.index("term_cover_rank1")] = 1.0 / np.arange(1, len(candidates) + 1)
     return out
+
+
+def term_coverage(
+    index: BM25Index, file_of: np.ndarray, n_files: int, files: Sequence[int], terms: Collection[str]
+) -> np.ndarray | None:
+    """Per file of `files`: the share of the task's terms that occur anywhere in its chunks, each term
+    weighted by its BM25 idf (ln(1 + (N - df + 0.5) / (df + 0.5)), N and df over the index's chunks); only
+    terms the index knows count. None when it knows none. Read from the postings alone (term -> the
+    chunks it occurs in, mapped to their files by `file_of`): no text is read, and the cost is one pass
+    over the task's terms' postings, as scoring them by BM25 already is."""
+    m = index.weights
+    n_docs = index.n_docs
+    wanted = np.asarray(files, dtype=np.int64)
+    covered = np.zeros(wanted.size, dtype=np.float64)
+    total = 0.0
+    seen = np.zeros(n_files, dtype=bool)
+    for term in dict.fromkeys(terms):
+        column = index.vocabulary.get(term)
+        if column is None:
+            continue
+        chunks = m.indices[m.indptr[column] : m.indptr[column + 1]]
+        idf = math.log1p((n_docs - chunks.size + 0.5) / (chunks.size + 0.5))
+        total += idf
+        seen[:] = False
+        seen[file_of[chunks]] = True
+        covered += idf * seen[wanted]
+    return covered / total if total > 0 else None
 
 
 def rescore_files(

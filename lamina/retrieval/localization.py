@@ -41,7 +41,7 @@ from lamina.constants import (
 )
 from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
-from lamina.retrieval.file_scorer import file_features, rescore_files
+from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
 from lamina.retrieval.fusion import top_k
 from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
@@ -391,6 +391,7 @@ def _scored_files(
         [layout.terms_of[f][0] for f, _, _ in head],
         [layout.terms_of[f][1] for f, _, _ in head],
         p.file_depth,
+        term_coverage(corpus.bm25, layout.file_of, len(layout.files), [f for f, _, _ in head], task.terms),
     )
     rescored = rescore_files(head, features, p.file_scorer, p.scorer_intercept)
     return [(f, score, dict(ranks)) for f, score, ranks in rescored] + list(fused[len(head) :])
