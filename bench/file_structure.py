@@ -107,6 +107,8 @@ from bench.localization_eval import (  # noqa: E402
     split_names,
 )
 from lamina.retrieval import tokenize  # noqa: E402
+from lamina.retrieval.bm25 import idf as bm25_idf  # noqa: E402
+from lamina.retrieval.file_scorer import reciprocal_rank  # noqa: E402
 
 GENERIC_STEMS = frozenset({"mod", "index", "lib", "main", "__init__", "init"})
 TEST_AFFIXES = ("test_", "_test", "test", "tests", "_spec", ".spec", ".test", "spec")
@@ -379,7 +381,7 @@ def cover_features(
         c = index.vocabulary[t]
         rows = m.indices[m.indptr[c] : m.indptr[c + 1]]
         df = rows.size
-        idf[j] = np.log1p((n_docs - df + 0.5) / (df + 0.5))
+        idf[j] = bm25_idf(n_docs, df)
         present[j] = np.isin(files, layout.file_of[rows])
         if rows.size and tops.size:
             at = np.minimum(np.searchsorted(rows, tops), rows.size - 1)
@@ -392,9 +394,8 @@ def cover_features(
     out[:, 2] = idf @ present_top / total_idf
     out[:, 3] = ident @ present
     out[:, 4] = out[:, 1] - out[:, 1].max()
-    order = np.lexsort((np.arange(len(candidates)), -out[:, 1]))
-    out[order, 5] = 1.0 / np.arange(1, len(candidates) + 1)
-    out[:, 6] = idf @ ~present / np.log1p((n_docs + 0.5) / 0.5)
+    out[:, 5] = reciprocal_rank(out[:, 1])
+    out[:, 6] = idf @ ~present / bm25_idf(n_docs, 0)  # the idf of a term no chunk has
     return out
 
 

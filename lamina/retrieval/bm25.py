@@ -172,6 +172,11 @@ class TermCounts:
         return next((int(m.shape[0]) for m in self.fields.values()), 0)
 
 
+def idf(n_docs: int, df: np.ndarray | int) -> np.ndarray:
+    """BM25's idf of terms occurring in `df` of `n_docs` documents (Lucene's non-negative form, above)."""
+    return np.log1p((n_docs - np.asarray(df) + 0.5) / (np.asarray(df) + 0.5))
+
+
 def count_terms(docs: Sequence[Mapping[str, str]], table: TermTable, fields: Sequence[str]) -> TermCounts:
     """Raw term counts of `docs` (each: field -> raw text; a missing field is empty), numbered by
     `table`, which learns the new words and terms. A document field outside `fields` is a ValueError
@@ -319,10 +324,9 @@ def assemble_bm25(
     matrix = sp.csc_matrix((n_docs, n_terms), dtype=np.float64) if combined is None else combined
     matrix.eliminate_zeros()  # a stored zero must never count as a match
     df = np.diff(matrix.indptr)
-    idf = np.log1p((n_docs - df + 0.5) / (df + 0.5))
     tf_tilde = matrix.data
     # idf * tf~ * (k1 + 1) / (k1 + tf~), evaluated in that order, in place (large arrays).
-    w = np.repeat(idf, df)
+    w = np.repeat(idf(n_docs, df), df)
     w *= tf_tilde
     w *= k1 + 1.0
     tf_tilde += k1

@@ -17,7 +17,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 
-from lamina.retrieval.bm25 import BM25Index
+from lamina.retrieval.bm25 import BM25Index, idf
 
 # Features of a candidate file, in the order of a feature row (each defined in file_features).
 FILE_FEATURES = (
@@ -79,8 +79,15 @@ def file_features(
             0.0,
         )
     if coverage is not None and len(candidates):
-        order = np.lexsort((np.arange(len(candidates)), -np.asarray(coverage, dtype=np.float64)))
-        out[order, FILE_FEATURES.index("term_cover_rank1")] = 1.0 / np.arange(1, len(candidates) + 1)
+        out[:, FILE_FEATURES.index("term_cover_rank1")] = reciprocal_rank(coverage)
+    return out
+
+
+def reciprocal_rank(values: np.ndarray) -> np.ndarray:
+    """1 / each value's rank, highest first; ties keep the given order (the candidates' fused order)."""
+    order = np.lexsort((np.arange(len(values)), -np.asarray(values, dtype=np.float64)))
+    out = np.zeros(len(values), dtype=np.float64)
+    out[order] = 1.0 / np.arange(1, len(values) + 1)
     return out
 
 
@@ -88,7 +95,7 @@ def term_coverage(
     index: BM25Index, file_of: np.ndarray, n_files: int, files: Sequence[int], terms: Collection[str]
 ) -> np.ndarray | None:
     """Per file of `files`: the share of the task's terms that occur anywhere in its chunks, each term
-    weighted by its BM25 idf (ln(1 + (N - df + 0.5) / (df + 0.5)), N and df over the index's chunks); only
+    weighted by its BM25 idf (bm25.idf, N and df over the index's chunks); only
     terms the index knows count. None when it knows none. Read from the postings alone (term -> the
     chunks it occurs in, mapped to their files by `file_of`): no text is read, and the cost is one pass
     over the task's terms' postings, as scoring them by BM25 already is."""
@@ -103,11 +110,11 @@ def term_coverage(
         if column is None:
             continue
         chunks = m.indices[m.indptr[column] : m.indptr[column + 1]]
-        idf = math.log1p((n_docs - chunks.size + 0.5) / (chunks.size + 0.5))
-        total += idf
+        weight = float(idf(n_docs, chunks.size))
+        total += weight
         seen[:] = False
         seen[file_of[chunks]] = True
-        covered += idf * seen[wanted]
+        covered += weight * seen[wanted]
     return covered / total if total > 0 else None
 
 

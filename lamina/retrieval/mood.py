@@ -58,8 +58,8 @@ _FINITE = frozenset("is isn't are aren't has hasn't have haven't does doesn't ke
 _LOWER_WORD = re.compile(r"[a-z']+")
 
 
-def _is_order(piece: str) -> bool:
-    """The piece starts with a verb in the imperative ("Refund a paid order …", "… then send …")."""
+def starts_with_order(piece: str) -> bool:
+    """The text starts with a verb in the imperative ("Refund a paid order …", "… then send …")."""
     words = _WORD.findall(piece)
     if not words or _NAMED_BY_NUMBER.match(piece.lstrip()):
         return False
@@ -71,15 +71,11 @@ def _is_order(piece: str) -> bool:
     return lowered[0] in ORDER_VERBS and not subject
 
 
-def starts_with_order(task: str) -> bool:
-    return _is_order(task)
-
-
 def asks_for_something(task: str) -> bool:
     """A wish or obligation, a list of points, or a piece that starts with an order."""
     if _ASKS.search(task) or _LIST.search(task):
         return True
-    return any(_is_order(piece) for piece in _PIECE_START.split(task))
+    return any(starts_with_order(piece) for piece in _PIECE_START.split(task))
 
 
 def _is_past(word: str) -> bool:
@@ -89,6 +85,25 @@ def _is_past(word: str) -> bool:
 def tells_the_past(task: str) -> bool:
     lowered = task.lower()
     return bool(set(_LOWER_WORD.findall(lowered)) & _IRREGULAR_PAST) or bool(_REGULAR_PAST.search(lowered))
+
+
+# Where a request names the verb it asks for: after "let <someone>" (up to three words on) and after a
+# modal ("should be able to", "can", "needs to", "wants to", "must"; the next two words).
+_ASKED_AFTER = (
+    (re.compile(r"\blets?\s+", re.IGNORECASE), 3),
+    (re.compile(r"\b(?:should(?:\s+be\s+able\s+to)?|can|needs?\s+to|wants?\s+to|must)\s+", re.IGNORECASE), 2),
+)
+
+
+def asked_words(task: str) -> list[str]:
+    """The words where a request names the verb it asks for ("Let buyers **cancel** an order …", "Shoppers
+    should be able to **enter** a code"), as written, in pattern order; a few neighbours come with them."""
+    return [
+        word
+        for pattern, span in _ASKED_AFTER
+        for m in pattern.finditer(task)
+        for word in task[m.end() :].split()[:span]
+    ]
 
 
 def reads_as_report(task: str) -> bool:

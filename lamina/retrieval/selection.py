@@ -53,7 +53,7 @@ from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_te
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, split_intents_in_sentences
-from lamina.retrieval.mood import reads_as_report, starts_with_order
+from lamina.retrieval.mood import asked_words, reads_as_report, starts_with_order
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -146,12 +146,6 @@ def exact_matches(task: str, roots: Sequence[RootDoc]) -> list[str]:
     return found
 
 
-# Where a request names the verb it asks for: after "let <someone>" (up to three words on) and after a
-# modal ("should be able to", "can", "needs to", "wants to", "must"; the next two words).
-_LET = re.compile(r"\blets?\s+", re.IGNORECASE)
-_MODAL = re.compile(r"\b(?:should(?:\s+be\s+able\s+to)?|can|needs?\s+to|wants?\s+to|must)\s+", re.IGNORECASE)
-
-
 def leading_action(text: str) -> str:
     """The stem of the text's first content word: the action of an imperative task ("Refund a paid …")."""
     words = content_words(text)
@@ -163,10 +157,8 @@ def asked_actions(text: str) -> frozenset[str]:
     """The leading action and the verbs a request asks for ("Let buyers **cancel** an order …", "Shoppers
     should be able to **enter** a code"), as stems: what the `action` boost compares with a root's title."""
     found = {leading_action(text)} - {""}
-    for pattern, span in ((_LET, 3), (_MODAL, 2)):
-        for m in pattern.finditer(text):
-            for word in text[m.end() :].split()[:span]:
-                found.update(tokenize(word)[:1])
+    for word in asked_words(text):
+        found.update(tokenize(word)[:1])
     return frozenset(found)
 
 
@@ -177,7 +169,7 @@ def boosts_for(
     total = 0.0
     for kind in sorted(root.terms):
         if kind == "action":
-            term = next((t for t in root.terms[kind] if set(tokenize(t)[:1]) & actions), None)
+            term = next((t for t in root.terms[kind] if actions and set(tokenize(t)[:1]) & actions), None)
             if term is not None and ACTION_BOOST and total + ACTION_BOOST <= BOOST_CAP + 1e-12:
                 found.append(Boost(kind, term, ACTION_BOOST))
                 total += ACTION_BOOST
