@@ -58,6 +58,7 @@ from lamina.graph.documents import workflow_documents, workflow_facets  # noqa: 
 from lamina.graph.load import load_graph  # noqa: E402
 from lamina.index.worker import workflow_meta  # noqa: E402
 from lamina.retrieval.intents import selection_texts  # noqa: E402
+from lamina.retrieval.late import LateIndex, applies, index_of_texts, late_scores  # noqa: E402
 from lamina.retrieval.selection import (  # noqa: E402
     Facet,
     RootIndex,
@@ -68,6 +69,7 @@ from lamina.retrieval.selection import (  # noqa: E402
     select,
     task_scores,
 )
+from lamina.runtime.embedder import TokenStates  # noqa: E402
 
 CATEGORIES = ("exact_single", "exact_multi", "explicit", "paraphrase", "compound", "vague", "absent")
 EXTRA_CATEGORIES = ("single_and",)  # one root's job said with "and": must stay selected
@@ -127,6 +129,7 @@ class Graph:
     status_of: dict[str, str]
     tasks: tuple[Task, ...]
     repo: Path | None = None  # where expected files live (lettings)
+    late: LateIndex | None = None  # the roots' late-interaction index, as graphd builds it
 
 
 class VectorCache:
@@ -141,6 +144,19 @@ class VectorCache:
             with np.load(self.path, allow_pickle=False) as data:
                 self.vectors = dict(zip(data["texts"].tolist(), data["vectors"], strict=True))
         self.dirty = False
+        # Token states by text (late interaction), in memory only: float32 states of every root text would
+        # make the file hundreds of MB, and they must be the model's own, bit for bit, as graphd's are.
+        self.token_states: dict[str, TokenStates] = {}
+
+    def states(self, text: str) -> TokenStates | None:
+        """A text's token states (Embedder.embed_with_states: the text alone, as graphd runs it), or None
+        when the embedder gives none (a stand-in in the tests)."""
+        if text not in self.token_states:
+            embed_with_states = getattr(self.embedder, "embed_with_states", None)
+            if embed_with_states is None:
+                return None
+            self.token_states[text] = embed_with_states(text)[1]
+        return self.token_states[text]
 
     def get(self, texts: Iterable[str]) -> list[np.ndarray]:
         texts = list(texts)
@@ -159,6 +175,11 @@ class VectorCache:
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez(tmp, texts=np.array(texts), vectors=np.vstack([self.vectors[t] for t in texts]))
         os.replace(tmp, self.path)
+
+
+def late_index(index: RootIndex, cache: VectorCache) -> LateIndex | None:
+    """The roots' late-interaction index from their texts, as graphd's RetrievalService._late_index builds it."""
+    return index_of_texts(index.texts, cache.states) if applies(len(index.roots)) else None
 
 
 def root_index(folder: Path, globs: list[str], cache: VectorCache) -> tuple[RootIndex, dict[str, str], Any]:
@@ -236,11 +257,14 @@ def load_folder(folder: Path, cache: VectorCache, name: str | None = None) -> Gr
     if (folder / "tasks.jsonl").exists() and (folder / "repo").is_dir():
         repo = folder / "repo"
         index, status_of, _ = root_index(repo, ["product/**/*.toml"], cache)
-        return Graph(name, index, status_of, tuple(_jsonl_tasks(name, folder)), repo)
+        return Graph(
+            name, index, status_of, tuple(_jsonl_tasks(name, folder)), repo, late_index(index, cache)
+        )
     if (folder / "tasks.toml").exists():
         globs = ["product.toml"] if (folder / "product.toml").exists() else ["product/**/*.toml"]
         index, status_of, _ = root_index(folder, globs, cache)
-        return Graph(name, index, status_of, tuple(_toml_tasks(name, folder / "tasks.toml", index)))
+        tasks = tuple(_toml_tasks(name, folder / "tasks.toml", index))
+        return Graph(name, index, status_of, tasks, late=late_index(index, cache))
     raise SystemExit(f"{folder}: neither tasks.toml (+ product.toml) nor tasks.jsonl + repo/")
 
 
@@ -259,7 +283,7 @@ def load_graphs(
             # are "example:<n>" so every task id of the graph is unique (paired comparisons match by id).
             tasks = _toml_tasks(name, folder / "tasks.toml", index, "example")
             tasks += _toml_tasks(name, ROOT / "bench/quality_data/shop/tasks.toml", index)
-            graphs.append(Graph(name, index, status_of, tuple(tasks)))
+            graphs.append(Graph(name, index, status_of, tuple(tasks), late=late_index(index, cache)))
         elif name == "lettings":
             graphs.append(load_folder(lettings, cache, name))
     graphs.extend(load_folder(folder, cache) for folder in folders)
@@ -280,11 +304,21 @@ def predict(task: Task, graph: Graph, cache: VectorCache, th: Thresholds) -> tup
     if key not in _SCORES:
         texts = selection_texts(task.text)
         vectors = dict(zip(texts, cache.get(texts), strict=True))
+        task_states = None if graph.late is None else cache.states(task.text)
+        late = None if graph.late is None or task_states is None else late_scores(graph.late, task_states)
         _SCORES[key] = task_scores(
-            task.text, idx.roots, idx.bm25, idx.matrix, vectors[task.text], vectors, idx.facets, idx.lexicon
+            task.text,
+            idx.roots,
+            idx.bm25,
+            idx.matrix,
+            vectors[task.text],
+            vectors,
+            idx.facets,
+            idx.lexicon,
+            late,
         )
     whole, intents = _SCORES[key]
-    sel = select(task.text, idx.roots, whole.lexical, whole.coverage, whole.dense, th, intents)
+    sel = select(task.text, idx.roots, whole.lexical, whole.coverage, whole.dense, th, intents, whole.late)
     return sel.status, tuple(sorted(sel.workflows))
 
 

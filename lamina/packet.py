@@ -21,6 +21,7 @@ def _candidate_json(c: Any) -> dict[str, Any]:
         "exact": c.exact,
         "lexical_rank": c.lexical_rank,
         "dense_rank": c.dense_rank,
+        "late_rank": c.late_rank,
         "boosts": [{"kind": b.kind, "term": b.term, "value": b.value} for b in c.boosts],
         "filtered": c.filtered,
     }
@@ -94,9 +95,10 @@ def render_packet(packet: dict[str, Any]) -> str:
     for c in sel["candidates"]:
         flag = f" [{c['filtered']}]" if c["filtered"] else ""
         exact = " exact" if c["exact"] else ""
+        late = f", late #{c['late_rank']}" if c.get("late_rank") is not None else ""
         lines.append(
             f"  - {c['workflow']} score {c['score']:.4f}{exact} (lexical #{c['lexical_rank']}, "
-            f"dense #{c['dense_rank']}){flag}"
+            f"dense #{c['dense_rank']}{late}){flag}"
         )
     graph = packet["graph"]
     for wf in graph["workflows"]:

@@ -64,7 +64,8 @@ def render(task: str, packet: dict[str, Any]) -> str:
     for rank, c in enumerate(selection["candidates"], 1):
         filtered = f" ({c['filtered']})" if c.get("filtered") else ""
         lines.append(
-            f"  candidate {rank}: {c['workflow']}{filtered} lexical={c['lexical_rank']} dense={c['dense_rank']}"
+            f"  candidate {rank}: {c['workflow']}{filtered} lexical={c['lexical_rank']} dense={c['dense_rank']} "
+            f"late={c['late_rank']}"
         )
     for rank, s in enumerate(packet["sources"], 1):
         lines.append(f"  source {rank}: {s['file']}:{s['start_line']}-{s['end_line']} {s['symbol']}")

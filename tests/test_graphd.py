@@ -308,6 +308,7 @@ def test_a_replaced_generation_leaves_graphd_s_memory(ws, graph_files) -> None:
         info = client.call("ping")
     assert info["ranking_states"] == {"main": generations[1]}
     assert info["cached_versions"] == 300
+    assert info["late_index_bytes"] == 0  # searches never rank roots: no token states were built
     assert info["arrow_bytes"] == 0
 
 

@@ -41,7 +41,16 @@ INDEX_KEYS = {
     "model_digest",
     "index_digest",
 }
-CANDIDATE_KEYS = {"workflow", "score", "exact", "lexical_rank", "dense_rank", "boosts", "filtered"}
+CANDIDATE_KEYS = {
+    "workflow",
+    "score",
+    "exact",
+    "lexical_rank",
+    "dense_rank",
+    "late_rank",
+    "boosts",
+    "filtered",
+}
 GRAPH_KEYS = {
     "workflows",
     "actors",
@@ -88,6 +97,8 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
     assert set(packet["selection"]) == {"status", "workflows", "candidates", "reasons"}
     assert packet["selection"]["reasons"] == ["fused ranking"]  # why this outcome (additive in v5)
     assert all(set(c) == CANDIDATE_KEYS for c in packet["selection"]["candidates"])
+    # graphd ranks the roots by late interaction too (additive in v5): the chosen root has a late rank
+    assert packet["selection"]["candidates"][0]["late_rank"] is not None
     assert set(packet["graph"]) == GRAPH_KEYS
     ops = [op for wf in packet["graph"]["workflows"] for op in wf["operations"]]
     assert ops and all(OPERATION_KEYS <= set(op) for op in ops)

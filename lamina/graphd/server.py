@@ -441,6 +441,7 @@ class GraphDaemon:
             # What graphd's memory at rest holds besides the databases (bench/graphd.py reports them).
             "ranking_states": self.retrieval.warm_generations(),
             "cached_versions": self.retrieval.cached_versions(),
+            "late_index_bytes": self.retrieval.late_index_bytes(),
             "arrow_bytes": _arrow_bytes(),
             "index_reopened": self.index_reopened,
             "protocol": PROTOCOL_VERSION,
@@ -566,8 +567,14 @@ class GraphDaemon:
                 self.retrieval.state(identity)
             except StorageFailure as exc:
                 self.storage_failed("preparing the ranking state", exc)
+                return
             except Exception:  # the query will meet (and report) the same problem
                 log.exception("preparing the ranking state of %s failed", identity)
+                return
+        try:  # the roots' token states need the model, not the databases: built outside their lock
+            self.retrieval.warm_late_index(identity)
+        except Exception:  # the query will meet (and report) the same problem
+            log.exception("preparing the late-interaction index of %s failed", identity)
 
     def op_gen_fail(self, header: dict[str, Any], payload: bytes) -> Reply:
         self.index.fail(_require(header, "generation", str), str(header.get("reason", "failed")))

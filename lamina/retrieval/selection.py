@@ -83,6 +83,7 @@ class Candidate:
     filtered: str | None
     cosine: float | None = None
     coverage: float = 0.0
+    late_rank: int | None = None  # rank by late interaction (lamina/retrieval/late.py); None without it
 
 
 @dataclass(frozen=True)
@@ -257,15 +258,19 @@ class TextScores:
     coverage: np.ndarray
     dense: np.ndarray | None
     sentence: int = 0  # an intent's sentence (intents.split_intents_in_sentences); 0 for the whole task
+    late: np.ndarray | None = None  # late interaction (lamina/retrieval/late.py): the whole task's only
 
 
 def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str] = ()) -> list[Candidate]:
-    """Every root with some evidence, best first: RRF of the BM25 and cosine rankings plus boosts."""
+    """Every root with some evidence, best first: RRF of the BM25, cosine and late-interaction rankings
+    plus boosts."""
     rankings: dict[str, list[int]] = {
         "lexical": [i for i, _ in top_k(scores.lexical, RANK_DEPTH, min_score=0.0)]
     }
     if scores.dense is not None:
         rankings["dense"] = [i for i, _ in top_k(scores.dense, RANK_DEPTH)]
+    if scores.late is not None:
+        rankings["late"] = [i for i, _ in top_k(scores.late, RANK_DEPTH)]
     fused = {doc: (score, ranks) for doc, score, ranks in rrf(rankings, RRF_K)}
     normalized = normalize_phrase(scores.text)
     actions = asked_actions(scores.text)
@@ -287,6 +292,7 @@ def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str
                 filtered=None if root.status == "active" else f"inactive:{root.status}",
                 cosine=None if scores.dense is None else round(float(scores.dense[i]), 4),
                 coverage=round(float(scores.coverage[i]), 4),
+                late_rank=ranks.get("late"),
             )
         )
     # Exact matches first, then by score; ties by id so the same inputs always give the same packet.
@@ -421,13 +427,15 @@ def select(
     dense_scores: np.ndarray | None,
     thresholds: Thresholds = Thresholds(),
     intents: Sequence[TextScores] = (),
+    late: np.ndarray | None = None,
 ) -> Selection:
-    """Decide the outcome. lexical_scores/coverage/dense_scores are aligned with `roots`; `intents`
-    holds the scores of each intent of the task when it has two or more (lamina/retrieval/intents.py)."""
+    """Decide the outcome. lexical_scores/coverage/dense_scores/late (the whole task's late-interaction
+    scores, lamina/retrieval/late.py) are aligned with `roots`; `intents` holds the scores of each intent of
+    the task when it has two or more (lamina/retrieval/intents.py)."""
     status_of = {r.workflow: r.status for r in roots}
     exact = exact_matches(task, roots)
     exact_active = [w for w in exact if status_of[w] == "active"]
-    whole = TextScores(task, lexical_scores, coverage, dense_scores)
+    whole = TextScores(task, lexical_scores, coverage, dense_scores, late=late)
     candidates = rank_roots(whole, roots, exact)
     shown = tuple(candidates[:CANDIDATES_LIMIT])
 
@@ -545,10 +553,13 @@ def task_scores(
     intent_vectors: Mapping[str, np.ndarray] | None = None,
     facets: FacetIndex | None = None,
     lexicon: FacetLexicon | None = None,
+    late: np.ndarray | None = None,
 ) -> tuple[TextScores, tuple[TextScores, ...]]:
     """The task's scores against every root, and each of its intents' when it has several and their
-    vectors are given (`intent_vectors` maps each text of intents.selection_texts(task) to its embedding)."""
+    vectors are given (`intent_vectors` maps each text of intents.selection_texts(task) to its embedding).
+    `late`: the whole task's late-interaction scores, when there are any (intents have none)."""
     whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector, facets, lexicon)
+    whole = replace(whole, late=late)
     pieces = split_intents_in_sentences(task)
     if intent_vectors is None or len(pieces) < 2 or not all(p in intent_vectors for p, _ in pieces):
         return whole, ()
@@ -570,14 +581,16 @@ def select_for_task(
     intent_vectors: Mapping[str, np.ndarray] | None = None,
     facets: FacetIndex | None = None,
     lexicon: FacetLexicon | None = None,
+    late: np.ndarray | None = None,
 ) -> Selection:
-    """Score every root document for the task and its intents (BM25, coverage, cosine) and decide. Used by
-    graphd and by bench/quality.py, so the evaluation measures exactly what users get. Without
-    `intent_vectors` the task is read as one intent."""
+    """Score every root document for the task and its intents (BM25, coverage, cosine, and late
+    interaction for the whole task when `late` is given) and decide. Used by graphd and by
+    bench/quality.py, so the evaluation measures exactly what users get. Without `intent_vectors` the
+    task is read as one intent."""
     whole, intents = task_scores(
-        task, roots, root_bm25, root_matrix, query_vector, intent_vectors, facets, lexicon
+        task, roots, root_bm25, root_matrix, query_vector, intent_vectors, facets, lexicon, late
     )
-    return select(task, roots, whole.lexical, whole.coverage, whole.dense, thresholds, intents)
+    return select(task, roots, whole.lexical, whole.coverage, whole.dense, thresholds, intents, whole.late)
 
 
 @dataclass(frozen=True)
@@ -589,6 +602,9 @@ class RootIndex:
     matrix: np.ndarray | None
     facets: FacetIndex | None = None
     lexicon: FacetLexicon | None = None
+    # Per root (in `roots` order): its facets' texts (by key), then its document's: what late interaction
+    # (lamina/retrieval/late.py) matches a task against, once their token states are computed.
+    texts: tuple[tuple[str, ...], ...] = ()
 
 
 def root_doc_from_meta(workflow: str, meta: Mapping[str, Any]) -> RootDoc:
@@ -624,10 +640,14 @@ def build_root_index(
             build_bm25([{"body": f.text} for f in kept]),
             np.array([index_of[f.workflow] for f in kept], dtype=np.int64),
         )
+    facet_texts: dict[str, list[str]] = {}
+    for f in kept:
+        facet_texts.setdefault(f.workflow, []).append(f.text)
     return RootIndex(
         tuple(e[0] for e in ordered),
         build_bm25([{"body": e[1]} for e in ordered]),
         matrix,
         facet_index,
         lexicon,
+        tuple((*facet_texts.get(e[0].workflow, ()), e[1]) for e in ordered),
     )

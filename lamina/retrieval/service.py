@@ -19,6 +19,7 @@ from lamina.errors import LaminaError
 from lamina.graphd.protocol import vector_rows
 from lamina.packet import build_packet
 from lamina.repo.roles import conventional_role
+from lamina.retrieval import late
 from lamina.retrieval.bm25 import (
     BM25Index,
     TermCounts,
@@ -29,6 +30,7 @@ from lamina.retrieval.bm25 import (
     take_rows,
 )
 from lamina.retrieval.intents import selection_texts
+from lamina.retrieval.late import LateIndex
 from lamina.retrieval.localization import (
     CHUNK_FIELDS,
     ChunkCorpus,
@@ -47,6 +49,7 @@ from lamina.retrieval.selection import (
     root_doc_from_meta,
     select_for_task,
 )
+from lamina.runtime.embedder import TokenStates
 
 log = logging.getLogger("lamina.graphd")
 
@@ -69,6 +72,8 @@ class GenerationState:
     root_matrix: np.ndarray | None
     root_facets: FacetIndex | None
     root_lexicon: FacetLexicon | None
+    # per root (in `roots` order): its facets' texts, then its document's (what late interaction matches)
+    root_texts: tuple[tuple[str, ...], ...]
     chunks: ChunkCorpus
     model_digest: str
     versions: frozenset[str]  # member version ids (what the version cache must keep for this state)
@@ -309,6 +314,7 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
         root_matrix=root_index.matrix,
         root_facets=root_index.facets,
         root_lexicon=root_index.lexicon,
+        root_texts=root_index.texts,
         chunks=cache.corpus(ids),
         model_digest=str(info.manifest.get("model_digest", "")),
         versions=frozenset(ids),
@@ -327,6 +333,11 @@ class RetrievalService:
         self._cache = VersionCache()
         self._embedder: Any = None
         self._embedder_lock = threading.Lock()
+        # (model digest, the roots' texts) -> their late-interaction index, most recently used last
+        self._late_indexes: OrderedDict[tuple[str, tuple[tuple[str, ...], ...]], LateIndex | None] = (
+            OrderedDict()
+        )
+        self._late_lock = threading.Lock()
         # onnxruntime intra-op threads: the repository's [runtime].threads (at start, then each hosted
         # build's configuration). The vectors do not depend on it (one text per call, docs/runtime.md).
         self.threads = threads
@@ -337,7 +348,9 @@ class RetrievalService:
         self._states.clear()
 
     def forget_all(self) -> None:
-        """Drop the ranking states and every cached version (graphd going dormant; both reload on use)."""
+        """Drop the ranking states and every cached version (graphd going dormant; both reload on use).
+        The roots' late-interaction indexes stay: a few MB (6.7 for the shop's 27 roots) that would cost
+        0.7-2 s of model time to build again on the first `prepare` after waking."""
         self._states.clear()
         self._cache = VersionCache()
 
@@ -387,6 +400,11 @@ class RetrievalService:
     def cached_versions(self) -> int:
         """How many document versions the version cache holds (graphd's `ping` reports it)."""
         return len(self._cache)
+
+    def late_index_bytes(self) -> int:
+        """The bytes of the roots' late-interaction indexes held (graphd's `ping` reports it)."""
+        with self._late_lock:
+            return sum(i.matrix.nbytes for i in self._late_indexes.values() if i is not None)
 
     def _compact(self, loading: Sequence[str] = ()) -> None:
         """Compact the cache to the versions of the warm states (and of a generation being loaded), and
@@ -457,6 +475,11 @@ class RetrievalService:
 
     def embed_query(self, text: str, state: GenerationState) -> tuple[np.ndarray | None, LaminaError | None]:
         """The task's embedding, or why dense retrieval is unavailable (never raises for that)."""
+        embedder, error = self._query_embedder(state)
+        return (None, error) if embedder is None else (embedder.embed([text])[0], None)
+
+    def _query_embedder(self, state: GenerationState) -> tuple[Any, LaminaError | None]:
+        """The model that embeds queries against `state`, or why there is none (never raises for that)."""
         if not state.model_digest:
             return None, LaminaError(
                 "LAMINA_RETRIEVAL_INTEGRITY", "this generation was built without a runtime (lexical only)"
@@ -471,7 +494,23 @@ class RetrievalService:
                 "the installed model differs from the one this generation was embedded with",
                 "Run `lamina work prepare` (it rebuilds) or `lamina context rebuild`.",
             )
-        return embedder.embed([text])[0], None
+        return embedder, None
+
+    def _late_index(self, state: GenerationState, embedder: Any) -> LateIndex | None:
+        """The roots' late-interaction index (lamina/retrieval/late.py), built from their texts' token
+        states on first use and kept per (model, texts): a new generation whose product graph did not
+        change (a code edit, a branch switch) reuses it; each text is run alone, so it is the same index
+        whoever builds it."""
+        key = (embedder.info.model_digest, state.root_texts)
+        with self._late_lock:
+            if key not in self._late_indexes:
+                self._late_indexes[key] = late.index_of_texts(
+                    state.root_texts, lambda text: embedder.embed_with_states(text)[1]
+                )
+                while len(self._late_indexes) > WARM_GENERATIONS:
+                    self._late_indexes.popitem(last=False)
+            self._late_indexes.move_to_end(key)
+            return self._late_indexes[key]
 
     def _intent_vectors(self, task: str, qvec: np.ndarray, state: GenerationState) -> dict[str, np.ndarray]:
         """The embedding of every text selection reads for the task (the task, then each intent)."""
@@ -482,9 +521,30 @@ class RetrievalService:
                 vectors[text] = vector
         return vectors
 
+    def warm_late_index(self, identity: str) -> None:
+        """Build the late-interaction index of `identity`'s ranking state ahead of its first `prepare`
+        (graphd calls it after activating a generation). Only with the model already loaded (a build that
+        only indexes must not load it), and only when late interaction applies."""
+        state = self._states.get(identity)
+        if state is None or not self.model_loaded or not late.applies(len(state.root_texts)):
+            return
+        embedder, _error = self._query_embedder(state)
+        if embedder is not None:
+            self._late_index(state, embedder)
+
+    def _task_late_scores(
+        self, state: GenerationState, embedder: Any, task_states: TokenStates | None
+    ) -> np.ndarray | None:
+        """The task's late-interaction score per root, or None (no model, or late.applies says no)."""
+        if embedder is None or task_states is None or not late.applies(len(state.root_texts)):
+            return None
+        index = self._late_index(state, embedder)
+        return None if index is None else late.late_scores(index, task_states)
+
     def prepare(self, identity: str, task: str, workflow: str | None, fresh: bool | None) -> dict[str, Any]:
         state = self.state(identity)
-        qvec, dense_error = self.embed_query(task, state)
+        embedder, dense_error = self._query_embedder(state)
+        qvec, task_states = (None, None) if embedder is None else embedder.embed_with_states(task)
         if qvec is None and state.root_matrix is not None and dense_error is None:
             dense_error = LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "dense retrieval is unavailable")
         if workflow is not None:
@@ -512,6 +572,7 @@ class RetrievalService:
                 intent_vectors=self._intent_vectors(task, qvec, state),
                 facets=state.root_facets,
                 lexicon=state.root_lexicon,
+                late=self._task_late_scores(state, embedder, task_states),
             )
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None

@@ -9,6 +9,7 @@ Only onnxruntime, tokenizers and numpy are needed here.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +23,22 @@ from lamina.runtime.paths import MANIFEST_FILE, MODEL_FILE, TOKENIZER_FILE
 
 __all__ = [
     "Embedder",
+    "TokenStates",
     "OnnxEncoder",
     "RuntimeInfo",
     "installed_runtime",
     "length_sorted_batches",
     "load_embedder",
 ]
+
+
+@dataclass(frozen=True)
+class TokenStates:
+    """One text's word pieces and the model's last hidden state for each (rows aligned with `pieces`),
+    markers included: what late interaction (lamina/retrieval/late.py) matches word by word."""
+
+    pieces: tuple[str, ...]
+    states: np.ndarray  # float32 (len(pieces), dimension)
 
 
 class Embedder:
@@ -43,12 +54,21 @@ class Embedder:
         if len(texts) == 0:
             return np.zeros((0, self.info.dimension), dtype=np.float32)
         vectors = self._encoder.encode(texts)
-        if vectors.shape[1] != self.info.dimension:
+        self._check_dimension(vectors.shape[1])
+        return vectors
+
+    def embed_with_states(self, text: str) -> tuple[np.ndarray, TokenStates]:
+        """One text's vector (bit for bit embed([text])[0]) and its token states, from one forward pass."""
+        vector, pieces, states = self._encoder.encode_with_states(text)
+        self._check_dimension(vector.shape[0])
+        return vector, TokenStates(pieces, np.ascontiguousarray(states, dtype=np.float32))
+
+    def _check_dimension(self, produced: int) -> None:
+        if produced != self.info.dimension:
             raise integrity_error(
-                f"{self.info.directory / MODEL_FILE} outputs {vectors.shape[1]} dims; "
+                f"{self.info.directory / MODEL_FILE} outputs {produced} dims; "
                 f"{MANIFEST_FILE} says {self.info.dimension}"
             )
-        return vectors
 
 
 def load_embedder(

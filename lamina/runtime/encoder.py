@@ -136,6 +136,15 @@ class OnnxEncoder:
         assert rows is not None
         return rows
 
+    def encode_with_states(self, text: str) -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+        """One text alone (a batch of one, so the result never depends on batch-mates): its vector, bit for
+        bit the row encode([text]) gives, and its word pieces with the model's state for each."""
+        encoding = self.tokenizer.encode(text)
+        ids = np.array(encoding.ids, dtype=np.int64)
+        states = self.hidden_states(self.batch_inputs([ids]))[0]
+        vector = _mean_pool_normalised(states).astype(np.float32)
+        return vector, tuple(encoding.tokens), states
+
     def output_dimension(self) -> int:
         """The hidden size the model really produces (declared ONNX shapes can be symbolic or wrong)."""
         feeds = self.batch_inputs(self.tokenize([_PROBE_TEXT]))
