@@ -75,6 +75,21 @@ on the product's ten features: 0.493 / 0.799 / 0.704 / 0.498; paired Δ variant 
   All seven: MRR +0.011 [-0.003, +0.024], symbol +0.010 [+0.001, +0.022], R@1 +0.017, R@10 -0.002.
   KEPT: term_cover_rank1 (lamina/retrieval/file_scorer.py term_coverage; the simpler of the two).
 
+Results, session 11 (2026-12-05, `--work /tmp/eval10 learn --family local [--sets rarest_hit …]`; main = the
+product's eleven features, file MRR 0.722, symbol R@10 0.505; paired Δ variant - base LORO, the same fit on
+the eleven [95% bootstrap]):
+
+- `--family local` weighs the task's terms by how few of the 30 shortlisted files have them (BM25's idf with
+  the candidates as the documents). Gold against others: rarest_hit 0.526 / 0.265. Alone: local_cover MRR
+  +0.001, its rank +0.001, local x global +0.000, its rank +0.000, sibling_contrast -0.002, rarest_hit
+  **+0.007 [+0.001, +0.015]** (R@1 +0.008, symbol R@10 +0.004 [+0.000, +0.013]); all six MRR +0.010 [+0.003,
+  +0.019], symbol -0.004 [-0.012, +0.001].
+- rarest_hit went into the product as the scorer's twelfth feature (`rarest_term`, coefficients refitted on
+  all four; in-sample tune MRR 0.722 -> 0.728, symbol 0.505 -> 0.510) and was checked once on the held-out
+  split (`bench/localization_eval.py final`, commit 2bf5f76 on branch loc11): large file MRR 0.541 -> 0.536,
+  paired -0.005 [-0.011, +0.000], R@1 -0.008 [-0.017, -0.001], R@10 +0.007 [+0.001, +0.014], symbol R@10
+  +0.001; all four MRR -0.005 [-0.010, -0.000] (14 of 463 commits moved). NOT KEPT: reverted.
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
         --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
@@ -463,7 +478,57 @@ def struct_features(
     return out
 
 
-FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features)})
+# --- (e) the task's terms weighted within the shortlist (session 11) ---------------------------------------
+LOCAL_FEATURES = (
+    "local_cover",  # share of the task's known terms the file has, each weighted by its idf among the shortlist
+    "local_cover_rank1",  # 1 / the file's rank by local_cover (ties: fused order)
+    "local_x_global",  # the same with idf among the shortlist x idf over the index's chunks
+    "local_x_global_rank1",  # 1 / its rank by local_x_global
+    "sibling_contrast",  # its term_cover_idf - the best of its same-folder shortlisted files (0 without any)
+    "rarest_hit",  # the largest local x global idf among the terms the file has, / the largest possible
+)
+
+
+def local_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]]
+) -> np.ndarray:
+    """LOCAL_FEATURES per candidate, from the BM25 postings alone: which shortlisted files have each known
+    task term, and how many of the shortlisted files have it (its idf among them)."""
+    index = repo.corpus.bm25
+    layout = state.layout
+    terms = [t for t in dict.fromkeys(state.task.terms) if t in index.vocabulary]
+    out = np.zeros((len(candidates), len(LOCAL_FEATURES)))
+    if not terms or not candidates:
+        return out
+    files = np.asarray([f for f, _, _ in candidates], dtype=np.int64)
+    m = index.weights
+    present = np.zeros((len(terms), len(candidates)), dtype=bool)
+    gidf = np.zeros(len(terms))
+    for j, t in enumerate(terms):
+        c = index.vocabulary[t]
+        rows = m.indices[m.indptr[c] : m.indptr[c + 1]]
+        gidf[j] = bm25_idf(index.n_docs, rows.size)
+        present[j] = np.isin(files, layout.file_of[rows])
+    n = len(candidates)
+    df = present.sum(axis=1)
+    lidf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+    both = lidf * gidf
+    out[:, 0] = lidf @ present / (lidf.sum() or 1.0)
+    out[:, 1] = reciprocal_rank(out[:, 0])
+    out[:, 2] = both @ present / (both.sum() or 1.0)
+    out[:, 3] = reciprocal_rank(out[:, 2])
+    cover = gidf @ present / (gidf.sum() or 1.0)
+    dirs = [_dir(layout.files[f]) for f in files.tolist()]
+    for i in range(n):
+        sib = [cover[k] for k in range(n) if k != i and dirs[k] == dirs[i]]
+        out[i, 4] = cover[i] - max(sib) if sib else 0.0
+    top = float(both.max()) or 1.0
+    out[:, 5] = np.where(present, both[:, None], 0.0).max(axis=0) / top
+    return out
+
+
+FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features),
+                 "local": (LOCAL_FEATURES, local_features)})  # fmt: skip
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -712,7 +777,9 @@ def main() -> None:
     lp.add_argument("--shortlist", type=int, default=30)
     lp.add_argument("--C", type=float, default=1.0)
     lp.add_argument("--drop", nargs="*")
-    lp.add_argument("--family", choices=("struct", "cover"), default="struct", help="the candidate features")
+    lp.add_argument(
+        "--family", choices=("struct", "cover", "local"), default="struct", help="the candidate features"
+    )
     lp.add_argument(
         "--sets", nargs="*", help="comma-separated features of the family added together, one fit each"
     )
