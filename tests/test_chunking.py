@@ -657,3 +657,50 @@ def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
         worker.step_embeddings(ctx, shard)
     asked.clear()
     assert missing() == [] and sum(asked) == 0
+
+
+# --- dense windows (lamina/chunking/dense_windows.py) -------------------------------------------------
+def _long_function(lines: int, width: int = 40) -> Chunk:
+    body = [f"    step_{i:03d} = compute('{'x' * (width - 28)}')" for i in range(lines)]
+    text = "def long_one():\n" + "\n".join(body)
+    return Chunk("src/a.py", "python", "long_one", "function", 10, 10 + lines, text, part=2)
+
+
+def test_a_short_chunk_has_no_dense_window() -> None:
+    from lamina.chunking.dense_windows import dense_window
+    from lamina.constants import DENSE_WINDOW_CHARS
+
+    chunk = _long_function(5)
+    assert len(chunk.text) <= DENSE_WINDOW_CHARS
+    assert dense_window(chunk) is None
+
+
+def test_a_long_chunks_window_is_the_whole_lines_after_its_first_budget() -> None:
+    from lamina.chunking.dense_windows import dense_window
+    from lamina.constants import DENSE_WINDOW_CHARS
+
+    chunk = _long_function(80)
+    window = dense_window(chunk)
+    assert window is not None
+    lines = chunk.text.split("\n")
+    head_lines = next(
+        n for n in range(1, len(lines) + 1) if len("\n".join(lines[: n + 1])) + 1 > DENSE_WINDOW_CHARS
+    )
+    assert len("\n".join(lines[:head_lines])) < DENSE_WINDOW_CHARS  # the head the model already reads
+    assert window.text.split("\n")[0] == lines[head_lines]  # the window starts on the next whole line
+    assert 0 < len(window.text) <= DENSE_WINDOW_CHARS
+    assert window.text in chunk.text and not chunk.text.startswith(window.text)
+    # It stands for its chunk: same place, same name, same part.
+    assert (window.path, window.symbol, window.kind, window.start_line, window.end_line, window.part) == (
+        chunk.path, chunk.symbol, chunk.kind, chunk.start_line, chunk.end_line, chunk.part
+    )  # fmt: skip
+
+
+def test_a_window_of_blank_lines_is_not_a_window() -> None:
+    from dataclasses import replace
+
+    from lamina.chunking.dense_windows import dense_window
+    from lamina.constants import DENSE_WINDOW_CHARS
+
+    chunk = replace(_long_function(1), text="x = 1\n" + "#" * (DENSE_WINDOW_CHARS - 10) + "\n\n\n   \n")
+    assert dense_window(chunk) is None
