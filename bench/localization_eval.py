@@ -243,50 +243,13 @@ class Dump:
     texts: list[str]
     roles: list[str]
     matrix: np.ndarray
-    # Dense windows of long code chunks (lamina/chunking/dense_windows.py), as the product embeds them:
-    # unit rows and the chunk (dump row) each belongs to. Empty for a lexical-only dump.
-    window_matrix: np.ndarray | None = None
-    window_owner: np.ndarray | None = None
 
 
 def load_dump(work: Path, name: str) -> Dump:
     base = work / "dumps" / name
     rows = json.loads(base.with_suffix(".json").read_text())
-    dump = Dump(name, rows["path"], rows["symbol"], rows["kind"], rows["start"], rows["end"], rows["text"],
+    return Dump(name, rows["path"], rows["symbol"], rows["kind"], rows["start"], rows["end"], rows["text"],
                 rows["role"], np.load(base.with_suffix(".npy")))  # fmt: skip
-    return dense_windows(work, dump) if dump.matrix.any() else dump
-
-
-def dense_windows(work: Path, dump: Dump) -> Dump:
-    """The dump with its code chunks' dense windows (the product's, lamina/chunking/dense_windows.py),
-    embedded once and cached as --work/dumps/<name>.windows.npz."""
-    import dataclasses
-
-    from lamina.chunking import Chunk
-    from lamina.chunking.dense_windows import dense_window
-    from lamina.repo.roles import EMBEDDED_ROLES
-
-    cache = work / "dumps" / f"{dump.name}.windows.npz"
-    if cache.exists():
-        with np.load(cache) as saved:
-            return dataclasses.replace(dump, window_matrix=saved["matrix"], window_owner=saved["owner"])
-    texts, owners = [], []
-    for i, (text, role) in enumerate(zip(dump.texts, dump.roles, strict=True)):
-        if role not in EMBEDDED_ROLES:
-            continue
-        window = dense_window(Chunk(dump.paths[i], "", dump.symbols[i], dump.kinds[i], dump.starts[i],
-                                    dump.ends[i], text))  # fmt: skip
-        if window is not None:
-            texts.append(window.text)
-            owners.append(i)
-    from lamina.runtime.embedder import load_embedder
-
-    dim = dump.matrix.shape[1]
-    matrix = load_embedder(threads=2).embed(texts) if texts else np.zeros((0, dim), np.float32)
-    matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-    owner = np.asarray(owners, dtype=np.int64)
-    np.savez(cache, matrix=matrix, owner=owner)
-    return dataclasses.replace(dump, window_matrix=matrix, window_owner=owner)
 
 
 # --- metrics ---------------------------------------------------------------------------------------
@@ -442,17 +405,11 @@ def query_vectors(work: Path, name: str, queries: Sequence[str]) -> np.ndarray:
 
 
 def lamina_corpus(dump: Dump, lexical_only: bool = False) -> Any:
-    import dataclasses
-
     from lamina.retrieval.localization import build_chunk_corpus
 
     matrix = dump.matrix if lexical_only is False and dump.matrix.any() else None
-    corpus = build_chunk_corpus(dump.paths, dump.symbols, dump.kinds, dump.starts, dump.ends, dump.texts,
-                                matrix, roles=dump.roles)  # fmt: skip
-    if matrix is None or dump.window_owner is None or not len(dump.window_owner):
-        return corpus
-    # build_chunk_corpus keeps the dump's row order, so a window's owner row is its corpus position
-    return dataclasses.replace(corpus, window_matrix=dump.window_matrix, window_owner=dump.window_owner)
+    return build_chunk_corpus(dump.paths, dump.symbols, dump.kinds, dump.starts, dump.ends, dump.texts,
+                              matrix, roles=dump.roles)  # fmt: skip
 
 
 def load_history(work: Path, clones: Path, name: str, snapshot: str, limit: int, max_files: int) -> Any:

@@ -211,43 +211,6 @@ def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:
     assert build["hosted"] is True and build["members_sent"] == 2
 
 
-def _long_function(name: str, topic: str) -> str:
-    head = "".join(f"    setting_{i} = read_setting(config, 'setting-{i}')\n" for i in range(30))
-    tail = "".join(f"    {topic}_{i}(ledger, pallet_{i})\n" for i in range(12))
-    return f"def {name}(config, ledger):\n{head}{tail}    return ledger\n"
-
-
-def test_a_long_code_function_gets_its_unread_part_embedded_and_a_long_test_does_not(repo: Path) -> None:
-    from lamina.chunking.dense_windows import dense_window
-    from lamina.index.membership import embedding_key, text_digest
-
-    files = {"src/ledger.py": _long_function("close_books", "reconcile"),
-             "tests/test_ledger.py": _long_function("test_close_books", "check")}  # fmt: skip
-    for path, text in files.items():
-        (repo / path).parent.mkdir(parents=True, exist_ok=True)
-        (repo / path).write_text(text)
-    prepare(repo)
-    st = status(repo)
-    db = sqlite3.connect(Path(st["store"]) / "cas.sqlite")
-    embedded = {}
-    for path, text in files.items():
-        (chunk,) = [c for c in chunk_file(path, text.encode()) if c.symbol.endswith("close_books")]
-        window = dense_window(chunk)
-        assert window is not None and "_0(ledger, pallet_0)" in window.text  # the part the model never read
-        assert "setting_0 " not in window.text
-        digest = text_digest(window.text)
-        assert db.execute("SELECT count(*) FROM texts WHERE digest = ?", (digest,)).fetchone()[0] == 1
-        key = embedding_key(st["model_digest"], digest)
-        embedded[path] = db.execute("SELECT count(*) FROM embeddings WHERE key = ?", (key,)).fetchone()[0]
-    assert embedded == {"src/ledger.py": 1, "tests/test_ledger.py": 0}  # only code is embedded
-    # The window is never a source of its own: one entry for the function, found by its tail's words.
-    sources = json.loads(
-        run_lamina("context", "search", "reconcile pallet ledger", "--json", cwd=repo).stdout
-    )
-    hits = [s for s in sources["sources"] if s["symbol"] == "close_books"]
-    assert len(hits) == 1 and hits[0]["file"] == "src/ledger.py"
-
-
 def test_a_small_build_is_embedded_by_graphd_bit_for_bit_as_the_worker_would(repo: Path) -> None:
     prepare(repo)
     path = repo / "src/payments.py"

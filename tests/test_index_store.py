@@ -403,39 +403,3 @@ def test_a_full_replacement_starts_the_version_cache_afresh(store: IndexStore) -
     assert service.cached_versions() == 30
     assert len(service._cache.terms) <= words_before  # the old generation's terms are gone
     assert "old" not in service._cache.terms.ids and "new" in service._cache.terms.ids
-
-
-def test_a_dense_window_ranks_as_its_chunk_and_leaves_bm25_alone(store: IndexStore) -> None:
-    """A window version (lamina/chunking/dense_windows.py) reaches the corpus as a second vector of its
-    chunk, found by where the chunk sits; it is not a BM25 document and not a chunk of its own."""
-
-    from lamina.index.membership import embedding_key, text_digest, version_id
-
-    chunks = synthetic_versions(5, seed=11, prefix="w")
-    owner = chunks.slice(2, 1).to_pylist()[0]
-    tail = np.zeros(8, dtype=np.float32)
-    tail[0] = 1.0  # a direction the chunk's own (random) vector is not
-    text = "    reconcile_pallets(ledger)\n"
-    digest = text_digest(text)
-    window = {
-        **owner,
-        "id": version_id("window", owner["path"], owner["symbol"], owner["symbol_kind"], owner["start_line"],
-                         owner["end_line"], owner["part"], digest),
-        "kind": "window", "text_digest": digest, "emb_key": embedding_key("model", digest), "text": text,
-        "vector": tail.astype("<f4").tobytes(),
-    }  # fmt: skip
-    table = pa.concat_tables([chunks, pa.Table.from_pylist([window], schema=chunks.schema)])
-    store.put_versions(table)
-    _activate(store, "g1", "main", table.column("id").to_pylist())
-    corpus = load_state(store, "g1", VersionCache()).chunks
-    assert len(corpus) == 5  # the window is not a chunk
-    assert "reconcil" not in corpus.bm25.vocabulary  # nor a BM25 document
-    position = list(corpus.symbols).index(owner["symbol"])
-    assert corpus.window_owner is not None and corpus.window_owner.tolist() == [position]
-    scores = corpus.dense_scores(tail)
-    assert scores[position] == pytest.approx(1.0)
-    own = np.frombuffer(owner["vector"], dtype="<f4")
-    assert scores[position] > float(own @ tail)  # without its window the chunk scores its own cosine
-    # A generation without the window has none.
-    _activate(store, "g2", "main", chunks.column("id").to_pylist())
-    assert load_state(store, "g2", VersionCache()).chunks.window_owner is None

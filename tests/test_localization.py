@@ -220,26 +220,3 @@ def test_the_scorer_moves_a_strongly_matching_file_up_and_is_off_with_no_coeffic
     alone = localize(corpus, task, None, rankers=("lexical",))
     assert alone == localize(corpus, task, None, rankers=("lexical",), params=LocalizeParams(file_scorer={}))
     assert alone[0]["file"] == "src/a.py"
-
-
-def test_a_chunks_cosine_is_the_better_of_its_own_and_its_dense_windows() -> None:
-    """A long function's vector reads only its head; its window's vector stands for the rest."""
-    head, tail, other = np.eye(3, dtype=np.float32)
-    matrix = np.stack([head, other])  # chunk 0 (a long function) and chunk 1
-    corpus = build_chunk_corpus(
-        ["a.py", "b.py"], ["long_one", "short_one"], ["function", "function"], [1, 1], [90, 3],
-        ["def long_one():\n    pass", "def short_one():\n    pass"], matrix,
-    )  # fmt: skip
-    assert corpus.dense_scores(tail).tolist() == [0.0, 0.0]
-    import dataclasses
-
-    windowed = dataclasses.replace(
-        corpus, window_matrix=np.stack([tail]), window_owner=np.asarray([0], dtype=np.int64)
-    )
-    assert windowed.dense_scores(tail).tolist() == [1.0, 0.0]  # the window speaks for chunk 0
-    assert windowed.dense_scores(head).tolist() == [1.0, 0.0]  # its own vector still does
-    assert windowed.dense_scores(other).tolist() == [0.0, 1.0]
-    assert np.array_equal(windowed.matrix, matrix)  # the (possibly shared) matrix is never written
-    # A task about the function's tail finds it by cosine alone (no word in common).
-    sources = localize(windowed, "zzz", tail)
-    assert sources and sources[0]["file"] == "a.py" and sources[0]["symbol"] == "long_one"

@@ -73,7 +73,7 @@ def _plain_keys(upload: pa.Table) -> bool:
     digests = upload.column("text_digest").to_pylist() + [
         k for k in upload.column("emb_key").to_pylist() if k
     ]
-    return kinds <= {"chunk", "window", "workflow", "facet"} and all(
+    return kinds <= {"chunk", "workflow", "facet"} and all(
         isinstance(d, str) and _HEX.fullmatch(d) for d in digests
     )
 

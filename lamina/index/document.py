@@ -22,12 +22,7 @@ class Field:
 
 VERSION_FIELDS: tuple[Field, ...] = (
     Field("id", "STRING", "the version id (content address), primary key"),
-    Field(
-        "kind",
-        "STRING",
-        "chunk | window (a long code chunk's unread part, embedded on its own) | workflow | facet (one fact "
-        "of a root, embedded on its own)",
-    ),
+    Field("kind", "STRING", "chunk | workflow | facet (one fact of a root, embedded on its own)"),
     Field("path", "STRING", "the file (chunks), workflow:<id> (roots) or facet:<root>:<node> (facets)"),
     Field("symbol", "STRING", "the enclosing symbol, qualified; <module> or <file> for none"),
     Field(

@@ -220,7 +220,6 @@ def step_manifest(ctx: BuildContext) -> None:
 def step_chunks(ctx: BuildContext, shard: str) -> None:
     """Chunk this shard's files; a file content already chunked (same blob) is taken from the store."""
     from lamina.chunking import chunk_file, language_for
-    from lamina.chunking.dense_windows import dense_window
 
     store = ctx.store()
     lines = ctx.path("files", f"{shard}.tsv").read_text().splitlines()
@@ -254,35 +253,28 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
                 continue
             recs = []
             for c in chunk_file(path, data):
-                window = dense_window(c)  # a long chunk's unread part (kept for code files only, below)
-                for kind, piece in (("chunk", c), ("window", window)):
-                    if piece is None:
-                        continue
-                    digest = text_digest(piece.text)
-                    pending_texts[digest] = piece.text
-                    recs.append(
-                        {
-                            "kind": kind,
-                            "symbol": piece.symbol,
-                            "symbol_kind": piece.kind,
-                            "language": piece.language,
-                            "start_line": piece.start_line,
-                            "end_line": piece.end_line,
-                            "part": piece.part,
-                            "text_digest": digest,
-                        }
-                    )
+                digest = text_digest(c.text)
+                pending_texts[digest] = c.text
+                recs.append(
+                    {
+                        "symbol": c.symbol,
+                        "symbol_kind": c.kind,
+                        "language": c.language,
+                        "start_line": c.start_line,
+                        "end_line": c.end_line,
+                        "part": c.part,
+                        "text_digest": digest,
+                    }
+                )
             pending.append((key, recs))
-        embedded = role in EMBEDDED_ROLES
         rows = [
             {
-                "id": version_id(r["kind"], path, r["symbol"], r["symbol_kind"], r["start_line"], r["end_line"],
+                "id": version_id("chunk", path, r["symbol"], r["symbol_kind"], r["start_line"], r["end_line"],
                                  r["part"], r["text_digest"], role,
-                                 _emb_key(ctx, r["text_digest"]) if embedded else ""),
-                "path": path, "meta": role, **r,
+                                 _emb_key(ctx, r["text_digest"]) if role in EMBEDDED_ROLES else ""),
+                "kind": "chunk", "path": path, "meta": role, **r,
             }
             for r in recs
-            if r["kind"] == "chunk" or embedded  # a window is only ever embedded: none for tests or docs
         ]  # fmt: skip
         if chunked_now:  # remembered once the store holds its texts
             unstored.append((remembered_key, rows))

@@ -68,10 +68,6 @@ class ChunkCorpus:
     roles: Sequence[str] = ()
     # Chunk i's name terms (chunk_name_terms); empty = computed on first use.
     name_terms: Sequence[tuple[str, ...]] = ()
-    # Dense windows (lamina/chunking/dense_windows.py): L2-normalised rows, and the chunk (corpus position)
-    # each belongs to; a chunk's cosine is the better of its own and its windows'. None: no windows.
-    window_matrix: np.ndarray | None = None
-    window_owner: np.ndarray | None = None
     # Per-corpus structures built on first use (files, name terms); never part of equality.
     _layout: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -82,11 +78,7 @@ class ChunkCorpus:
         """Cosine similarity of each chunk with the (L2-normalised) query, in corpus order."""
         assert self.matrix is not None
         scores = cosine_scores(self.matrix, query)
-        scores = scores if self.matrix_rows is None else scores[self.matrix_rows]
-        if self.window_matrix is not None and self.window_owner is not None and len(self.window_owner):
-            scores = scores.copy()  # never write into a shared buffer's view
-            np.maximum.at(scores, self.window_owner, cosine_scores(self.window_matrix, query))
-        return scores
+        return scores if self.matrix_rows is None else scores[self.matrix_rows]
 
     def vectors(self) -> np.ndarray | None:
         """The (n, dim) embedding of each chunk in corpus order (a copy when the matrix is shared)."""

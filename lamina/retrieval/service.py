@@ -108,14 +108,6 @@ class RowView(Sequence[Any]):
         return self._column[self._rows[index]]
 
 
-_ChunkKey = tuple[str, str, int, int, int]  # path, symbol, start line, end line, part
-
-
-def _chunk_key(path: str, symbol: str, start: Any, end: Any, part: Any) -> _ChunkKey:
-    """Where a chunk sits; its dense window (lamina/chunking/dense_windows.py) sits at the same place."""
-    return (path, symbol, int(start), int(end), int(part))
-
-
 class VersionCache:
     """Every document version graphd has ranked recently, by version id: a workflow's root document, or a
     chunk's metadata, raw term counts and vector.
@@ -131,9 +123,6 @@ class VersionCache:
     def _clear(self) -> None:
         self.workflows: dict[str, _Workflow] = {}
         self.facets: dict[str, Facet] = {}  # a root's facet versions (lamina/graph/documents.py)
-        # A long code chunk's dense window (lamina/chunking/dense_windows.py): its chunk's key and its vector.
-        self.windows: dict[str, tuple[_ChunkKey, np.ndarray | None]] = {}
-        self.row_of_key: dict[_ChunkKey, int] = {}  # a chunk row's key -> its row (a window finds its chunk)
         self.terms = TermTable()
         self.row_of: dict[str, int] = {}  # chunk version id -> row of the columns below
         self.ids: list[str] = []
@@ -155,18 +144,10 @@ class VersionCache:
         self.order = np.zeros(0, dtype=np.int64)
 
     def __len__(self) -> int:
-        return len(self.ids) + len(self.workflows) + len(self.facets) + len(self.windows)
-
-    def _holds(self, version: str) -> bool:
-        return (
-            version in self.row_of
-            or version in self.workflows
-            or version in self.facets
-            or version in self.windows
-        )
+        return len(self.ids) + len(self.workflows) + len(self.facets)
 
     def missing(self, ids: list[str]) -> list[str]:
-        return [i for i in ids if not self._holds(i)]
+        return [i for i in ids if i not in self.row_of and i not in self.workflows and i not in self.facets]
 
     def add(self, table: Any) -> None:
         """Cache the versions of an index-store documents() table."""
@@ -183,16 +164,6 @@ class VersionCache:
                 self.facets[cols["id"][i]] = Facet(
                     cols["symbol"][i], cols["path"][i], vector, cols["text"][i]
                 )
-            elif kind == "window":
-                vector = None if vectors[i] is None else vector_rows([vectors[i]])[0]
-                key = _chunk_key(
-                    cols["path"][i],
-                    cols["symbol"][i],
-                    cols["start_line"][i],
-                    cols["end_line"][i],
-                    cols["part"][i],
-                )
-                self.windows[cols["id"][i]] = (key, vector)
             else:
                 chunk_rows.append(i)
         if not chunk_rows:
@@ -205,10 +176,6 @@ class VersionCache:
         first = len(self.ids)
         for offset, version in enumerate(pick("id")):
             self.row_of[version] = first + offset
-        for offset, key in enumerate(
-            zip(paths, symbols, pick("start_line"), pick("end_line"), pick("part"), strict=True)
-        ):
-            self.row_of_key[_chunk_key(*key)] = first + offset
         self.ids += pick("id")
         self.paths += paths
         self.symbols += symbols
@@ -274,7 +241,6 @@ class VersionCache:
         # Only code chunks carry embeddings (roles.EMBEDDED_ROLES); the others' rows are zero (cosine 0).
         dense = bool(rows) and bool(self.has_vector[order].any())
         counts = self.counts if self.counts is not None else count_terms([], self.terms, CHUNK_FIELDS)
-        window_matrix, window_owner = self._windows_of(ids, order) if dense else (None, None)
         return ChunkCorpus(
             RowView(self.paths, rows),
             RowView(self.symbols, rows),
@@ -286,28 +252,7 @@ class VersionCache:
             order if dense else None,
             roles=RowView(self.roles, rows),
             name_terms=RowView(self.names, rows),
-            window_matrix=window_matrix,
-            window_owner=window_owner,
         )
-
-    def _windows_of(self, ids: list[str], order: np.ndarray) -> tuple[np.ndarray | None, np.ndarray | None]:
-        """The dense windows among `ids` whose chunk is in the corpus of cache rows `order`: their vectors
-        and each one's chunk as a corpus position."""
-        found = [self.windows[i] for i in ids if i in self.windows]
-        if not found:
-            return None, None
-        position = np.full(len(self.ids), -1, dtype=np.int64)
-        position[order] = np.arange(len(order), dtype=np.int64)
-        owners, vectors = [], []
-        for key, vector in found:
-            row = self.row_of_key.get(key)
-            if vector is None or row is None or position[row] < 0:
-                continue
-            owners.append(int(position[row]))
-            vectors.append(vector)
-        if not vectors:
-            return None, None
-        return np.ascontiguousarray(np.vstack(vectors), dtype=np.float32), np.asarray(owners, dtype=np.int64)
 
     def compact(self, keep: set[str]) -> bool:
         """Forget versions outside `keep` once they dominate the cache (memory stays ~ the warm states);
@@ -317,7 +262,7 @@ class VersionCache:
         A corpus made before a compaction keeps the columns it was made from: make it again (corpus()) or
         both copies stay in memory. When nothing is kept the cache starts afresh, term table included (it
         otherwise only grows: a replaced generation's words stay numbered)."""
-        held = sum(1 for v in keep if self._holds(v))
+        held = sum(1 for v in keep if v in self.row_of or v in self.workflows or v in self.facets)
         if len(self) <= CACHE_SLACK * max(1, held):
             return False
         if not held:
@@ -325,7 +270,6 @@ class VersionCache:
             return True
         self.workflows = {k: v for k, v in self.workflows.items() if k in keep}
         self.facets = {k: v for k, v in self.facets.items() if k in keep}
-        self.windows = {k: v for k, v in self.windows.items() if k in keep}
         rows = [r for r, version in enumerate(self.ids) if version in keep]
         order = np.asarray(rows, dtype=np.int64)
         if self.counts is not None:
@@ -338,10 +282,6 @@ class VersionCache:
         self._vector_buffer, self.vectors = buffer, buffer[: len(rows)]
         self.has_vector = self.has_vector[order]
         self.row_of = {version: r for r, version in enumerate(self.ids)}
-        self.row_of_key = {
-            _chunk_key(self.paths[r], self.symbols[r], self.starts[r], self.ends[r], self.parts[r]): r
-            for r in range(len(self.ids))
-        }
         self.sorted_keys = []
         self._order_rows(range(len(self.ids)))
         return True
