@@ -86,17 +86,29 @@ the eleven [95% bootstrap]):
   +0.019], symbol -0.004 [-0.012, +0.001].
 - rarest_hit went into the product as the scorer's twelfth feature (`rarest_term`, coefficients refitted on
   all four; in-sample tune MRR 0.722 -> 0.728, symbol 0.505 -> 0.510) and was checked once on the held-out
-  split (`bench/localization_eval.py final`, commit 2bf5f76 on branch loc11): large file MRR 0.541 -> 0.536,
+  split (`bench/localization_eval.py final`, commit 2bf5f76 on branch loc11, not kept and lost with that machine): large file MRR 0.541 -> 0.536,
   paired -0.005 [-0.011, +0.000], R@1 -0.008 [-0.017, -0.001], R@10 +0.007 [+0.001, +0.014], symbol R@10
   +0.001; all four MRR -0.005 [-0.010, -0.000] (14 of 463 commits moved). NOT KEPT: reverted.
 
+Results, session 12 (2026-12-05, `--work /tmp/eval learn --family names --sets …`, five tuning repositories,
+456 commits; main file MRR 0.717, symbol R@10 0.496; paired Δ variant - base LORO [95% bootstrap]):
+
+- `--family names`: the model's reading of a file's name (its path's last folders, stem and named symbols,
+  split into words, embedded once per file) against the task, and the file's best chunk against the task's
+  first line alone (the commit subject without the body). Gold against others: name_cos_rank1 0.330 /
+  0.123, subject_rank1 0.422 / 0.119 — but the scorer's features already carry it: all five MRR -0.006
+  [-0.017, +0.005], symbol -0.004; the three name features -0.007, symbol +0.001; the two subject features
+  -0.007 [-0.014, +0.000], symbol -0.009 [-0.018, -0.003]; name_cos_rank1 alone -0.008; subject_rank1
+  alone -0.005. Per repository up to +0.022 (tokio) and down to -0.030 (typeorm). NOT KEPT.
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
-        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover] [--sets F,F …] [--drop F …] | misses [--show] | clean
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -366,7 +378,7 @@ COVER_TOP = 3  # chunks of a file that term_cover_top3 reads
 
 
 def cover_features(
-    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]]
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
 ) -> np.ndarray:
     """COVER_FEATURES per candidate, from the BM25 index's postings alone (term -> sorted chunk rows), as
     graphd would compute them: per known task term, its postings' files (chunk -> file number) against the
@@ -418,7 +430,7 @@ FAMILIES: dict[str, tuple[tuple[str, ...], Callable[..., np.ndarray]]] = {}  # f
 
 
 def struct_features(
-    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]]
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
 ) -> np.ndarray:
     layout = state.layout
     files = layout.files
@@ -490,7 +502,7 @@ LOCAL_FEATURES = (
 
 
 def local_features(
-    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]]
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
 ) -> np.ndarray:
     """LOCAL_FEATURES per candidate, from the BM25 postings alone: which shortlisted files have each known
     task term, and how many of the shortlisted files have it (its idf among them)."""
@@ -527,8 +539,79 @@ def local_features(
     return out
 
 
+# --- session 12: the file's name read by the model -------------------------------------------------------
+NAME_FEATURES = (
+    "name_cos",  # cosine of the task's vector with the file's name text (name_text)
+    "name_cos_rank1",  # 1 / its rank among the shortlisted files by name_cos
+    "name_cos_gap",  # name_cos - the best of the shortlist's
+    "subject_gap",  # the file's best code chunk cosine with the task's first line alone - the best chunk's
+    "subject_rank1",  # 1 / its rank among the shortlisted files by that cosine
+)
+_SUBJECT_VECTORS: dict[str, np.ndarray] = {}  # repository -> its cases' first-line vectors (this run)
+_NAME_VECTORS: dict[str, dict[int, np.ndarray]] = {}  # repository -> file number -> unit vector (this run)
+
+
+@functools.cache
+def _embedder() -> Any:
+    from lamina.runtime.embedder import load_embedder
+
+    return load_embedder(threads=2)
+
+
+def name_text(corpus: Any, layout: Any, f: int) -> str:
+    """What a file is called, in words: its path's last three folders and its stem, then its named symbols
+    (identifiers split into words, first seen first, at most 48 words)."""
+    from lamina.retrieval.tokenize import split_words
+
+    head, _, name = layout.files[f].rpartition("/")
+    words = [*head.split("/")[-3:], name.split(".", 1)[0]]
+    for r in layout.code_rows(f).tolist():
+        symbol = corpus.symbols[r]
+        if not symbol.startswith("<"):
+            words.extend(w.lower() for w in split_words(symbol))
+    seen = list(dict.fromkeys(w.replace("_", " ").strip() for w in words if w.strip("_")))
+    return " ".join(seen[:48])
+
+
+def name_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
+) -> np.ndarray:
+    """NAME_FEATURES per candidate: the model's reading of the file's path and symbol names against the
+    task (the chunks' vectors read their bodies; a file's name says what it is for)."""
+    out = np.zeros((len(candidates), len(NAME_FEATURES)))
+    if not candidates:
+        return out
+    known = _NAME_VECTORS.setdefault(repo.name, {})
+    files = [f for f, _, _ in candidates]
+    todo = [f for f in files if f not in known]
+    if todo:
+        vectors = _embedder().embed([name_text(repo.corpus, state.layout, f) for f in todo])
+        for f, v in zip(todo, vectors, strict=True):
+            known[f] = v / (np.linalg.norm(v) or 1.0)
+    q = repo.qvecs[case] / (np.linalg.norm(repo.qvecs[case]) or 1.0)
+    cos = np.asarray([float(known[f] @ q) for f in files])
+    out[:, 0] = cos
+    out[:, 1] = reciprocal_rank(cos)
+    out[:, 2] = cos - cos.max()
+    if repo.name not in _SUBJECT_VECTORS:
+        subjects = [c["query"].split("\n", 1)[0] for c in repo.cases]
+        _SUBJECT_VECTORS[repo.name] = np.asarray(_embedder().embed(subjects), dtype=np.float32)
+    if repo.corpus.matrix is not None:
+        subject = _SUBJECT_VECTORS[repo.name][case]
+        chunk_cos = repo.corpus.dense_scores(subject / (np.linalg.norm(subject) or 1.0))
+        code = state.layout.code
+        best_all = float(chunk_cos[code].max()) if code.any() else 0.0
+        best = np.asarray(
+            [float(chunk_cos[r].max()) if (r := repo.facts.rows[f]).size else -1.0 for f in files]
+        )
+        out[:, 3] = best - best_all
+        out[:, 4] = reciprocal_rank(best)
+    return out
+
+
 FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features),
-                 "local": (LOCAL_FEATURES, local_features)})  # fmt: skip
+                 "local": (LOCAL_FEATURES, local_features),
+                 "names": (NAME_FEATURES, name_features)})  # fmt: skip
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -657,7 +740,7 @@ def cmd_learn(args: argparse.Namespace) -> None:
     total = 0
     for repo in repos:
         rows = []
-        for case, state in zip(repo.cases, states[repo.name], strict=True):
+        for i, (case, state) in enumerate(zip(repo.cases, states[repo.name], strict=True)):
             cands = state.fused[: args.shortlist]
             fs = [f for f, _, _ in cands]
             base = file_features(cands, [repo.facts.rows[f] for f in fs], state.chunk_scores, state.layout.code,
@@ -665,7 +748,7 @@ def cmd_learn(args: argparse.Namespace) -> None:
                                  [repo.facts.symbol_terms[f] for f in fs], params.file_depth,
                                  term_coverage(repo.corpus.bm25, state.layout.file_of, len(state.layout.files),
                                                fs, state.task.terms))  # fmt: skip
-            x = np.hstack([base, family_features(repo, state, cands)])
+            x = np.hstack([base, family_features(repo, state, cands, i)])
             gold = set(case["gold_files"])
             y = np.asarray([state.layout.files[f] in gold for f in fs], dtype=np.float64)
             in_short += bool(y.any())
@@ -778,7 +861,10 @@ def main() -> None:
     lp.add_argument("--C", type=float, default=1.0)
     lp.add_argument("--drop", nargs="*")
     lp.add_argument(
-        "--family", choices=("struct", "cover", "local"), default="struct", help="the candidate features"
+        "--family",
+        choices=("struct", "cover", "local", "names"),
+        default="struct",
+        help="the candidate features",
     )
     lp.add_argument(
         "--sets", nargs="*", help="comma-separated features of the family added together, one fit each"
