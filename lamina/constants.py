@@ -252,6 +252,8 @@ QUANT_CHOICE_REASON = (
 # (with three rankers the fused margin and BM25's lead, not the cosine's, tell the top roots apart),
 # DENSE_MIN_LIFT 0.18 -> 0.2, INTENT_MIN_LIFT 0.15 -> 0.0, COMPOUND_MAX_RANK 10 -> 5 (an intent's pick must
 # be among the whole task's best five active roots, which late interaction ranks better).
+# Session 12 re-ran the landed code: 448 of 530 again, per graph clinic 83 and registry 76 (the other four as
+# above); held out insurance 71/100, council 73/100 (docs/evaluation.md).
 # SESSION 10 (2026-12-05) — the values below are these, whatever the older notes in this section say:
 # two readings of the task were added (lamina/retrieval/mood.py): a report (past tense, asking for nothing)
 # is one intent (REPORT_IS_ONE_INTENT), and a terse task's leading action is trusted only as an order

@@ -512,13 +512,13 @@ class RetrievalService:
             self._late_indexes.move_to_end(key)
             return self._late_indexes[key]
 
-    def _intent_vectors(self, task: str, qvec: np.ndarray, state: GenerationState) -> dict[str, np.ndarray]:
-        """The embedding of every text selection reads for the task (the task, then each intent)."""
+    @staticmethod
+    def _intent_vectors(task: str, qvec: np.ndarray, embedder: Any) -> dict[str, np.ndarray]:
+        """The embedding of every text selection reads for the task (the task, then each intent), by the
+        model that embedded the task (prepare has already checked it against the generation)."""
         vectors = {task: qvec}
         for text in selection_texts(task)[1:]:
-            vector, _error = self.embed_query(text, state)
-            if vector is not None:
-                vectors[text] = vector
+            vectors[text] = embedder.embed([text])[0]
         return vectors
 
     def warm_late_index(self, identity: str) -> None:
@@ -569,7 +569,7 @@ class RetrievalService:
                 state.root_bm25,
                 state.root_matrix,
                 qvec,
-                intent_vectors=self._intent_vectors(task, qvec, state),
+                intent_vectors=self._intent_vectors(task, qvec, embedder),
                 facets=state.root_facets,
                 lexicon=state.root_lexicon,
                 late=self._task_late_scores(state, embedder, task_states),
