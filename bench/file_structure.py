@@ -105,8 +105,19 @@ Results, session 12 (2026-12-05, `--work /tmp/eval learn --family names --sets �
   (-0.026 [-0.039, -0.012]) and the same linear fit LORO 0.712; with the struct family 0.699. A non-linear
   learner over these features overfits 456 commits. NOT KEPT.
 
+Results, session 13 (2026-12-05, `--work /tmp/eval learn --family history`, five tuning repositories, 456
+commits; paired Δ variant - base LORO [95% bootstrap]):
+
+- `--family history`: the repository's own history (bench/history.py: the snapshot's newest 3,000 non-merge
+  commits, strictly older than every case; the 200 whose messages BM25 ranks highest for the task give the
+  code files they touched their similarity) as scorer features instead of a fused ranking (session 8).
+  Gold against others: history_rank1 0.392 / 0.089, history_rel 0.475 / 0.132 — strong alone, but what the
+  file's own chunks already say: all three MRR -0.013 [-0.028, -0.000], R@1 -0.018, symbol +0.003;
+  history_rank1 alone -0.010, history_rel alone -0.007, history_commits alone -0.009; lazygit -0.028 to
+  -0.034 in every variant, tokio +0.026 with history_rank1. NOT KEPT.
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
-        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
 
 from __future__ import annotations
@@ -613,9 +624,51 @@ def name_features(
     return out
 
 
+# --- session 13: the repository's own history as scorer features ----------------------------------------
+HISTORY_FEATURES = (
+    "history_rank1",  # 1 / the file's rank in the history ranking (bench/history.py; 0 when it has none)
+    "history_rel",  # its history score / the best candidate's (0 without any)
+    "history_commits",  # log(1 + how many of the similar past commits touched it)
+)
+HISTORY_LIMIT = 3000  # past commits of the snapshot read (the newest; strictly older than every case)
+_HISTORY: dict[str, Any] = {}  # repository -> its history corpus (this run)
+WORK = Path("/tmp/eval")  # --work (clones live there too); set by load_all
+
+
+def history_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
+) -> np.ndarray:
+    """HISTORY_FEATURES per candidate: the past commits whose messages read like the task (BM25, the top
+    200) and the code files they touched (bench/history.py's ranker), as evidence for the scorer instead of
+    a fused ranking (session 8 fused it: not kept)."""
+    from bench.history import history_files
+    from bench.localization_eval import load_history
+    from lamina.retrieval.localization import weighted_bm25
+
+    if repo.name not in _HISTORY:
+        snapshot = json.loads((WORK / "cases" / f"{repo.name}.json").read_text())["snapshot"]
+        _HISTORY[repo.name] = load_history(WORK, WORK, repo.name, snapshot, HISTORY_LIMIT, 50)
+    corpus = _HISTORY[repo.name]
+    layout = state.layout
+    code = {p for f, p in enumerate(layout.files) if layout.role_of[f] == "code"}
+    hits = history_files(corpus, {t: 1.0 for t in state.task.terms}, code.__contains__, 200, weighted_bm25)
+    out = np.zeros((len(candidates), len(HISTORY_FEATURES)))
+    if not hits:
+        return out
+    ranked = sorted(hits, key=lambda p: (-hits[p].score, p))
+    rank = {p: n for n, p in enumerate(ranked, 1)}
+    best = hits[ranked[0]].score or 1.0
+    for i, (f, _, _) in enumerate(candidates):
+        h = hits.get(layout.files[f])
+        if h is not None:
+            out[i] = (1.0 / rank[layout.files[f]], h.score / best, np.log1p(h.commits))
+    return out
+
+
 FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features),
                  "local": (LOCAL_FEATURES, local_features),
-                 "names": (NAME_FEATURES, name_features)})  # fmt: skip
+                 "names": (NAME_FEATURES, name_features),
+                 "history": (HISTORY_FEATURES, history_features)})  # fmt: skip
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -671,6 +724,8 @@ def evaluate(
 def load_all(args: argparse.Namespace) -> tuple[list[Repo], dict[str, list[CaseState]], Any]:
     from lamina.retrieval.localization import LocalizeParams
 
+    global WORK
+    WORK = args.work
     params = LocalizeParams()
     repos = [load_repo(args.work, n) for n in (args.only or split_names("tuning"))]
     states = {
@@ -878,7 +933,7 @@ def main() -> None:
     lp.add_argument("--drop", nargs="*")
     lp.add_argument(
         "--family",
-        choices=("struct", "cover", "local", "names"),
+        choices=("struct", "cover", "local", "names", "history"),
         default="struct",
         help="the candidate features",
     )
