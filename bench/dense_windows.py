@@ -1,4 +1,5 @@
-"""Dense windows for long code chunks (issue 15, session 12; TUNING split only; measured, not kept).
+"""Extra embedded texts per code chunk: dense windows (issue 15, session 12) and a chunk's prose (session
+13); both measured, neither kept. TUNING split only.
 
 The development model embeds a chunk's first 256 tokens (about 1,000 characters of code); 12-16 % of code
 chunks are longer and a quarter of their tokens are never embedded. A variant gives each long code chunk
@@ -9,6 +10,9 @@ the product on bench/localization_eval.py's tuning dumps (95% bootstrap over com
     chrN    one window: the whole lines after the chunk's first N characters, up to N more (chunks > N chars)
     tok1    one window: the second line-aligned group of <= 250 tokens (chunks > 256 tokens)
     tok     every line-aligned group of <= 250 tokens, the first included (chunks > 256 tokens)
+    proseN  session 13: one text per code chunk whose comments hold >= N words (default 5): its symbol's name
+            in words, a colon, its comments and docstrings ("a chunk's prose"). `a+b` joins two variants'
+            windows.
 
 Results (2026-12-05, five tuning repositories, 456 commits; product file MRR 0.717, symbol R@10 0.496):
 tok +0.005 [-0.008, +0.018] / +0.026 [+0.007, +0.045] (file MRR / symbol R@10; 32-90 % more code texts
@@ -19,6 +23,15 @@ on the held-out split (`bench/localization_eval.py final`): large symbol R@10 0.
 [-0.003, +0.033], file MRR 0.539 -> 0.532, -0.007 [-0.017, +0.004]; all four +0.012 [-0.003, +0.027] and
 -0.007 [-0.017, +0.002]. No held-out win: reverted (ba88cf6). docs/evaluation.md, "Session 12".
 
+Results, session 13 (same split and product): prose1 / prose5 / prose10: file MRR +0.009 [-0.002, +0.022] /
++0.010 [-0.002, +0.022] / +0.011 [+0.001, +0.022], symbol R@10 +0.021 [+0.003, +0.041] / +0.022 [+0.003,
++0.043] / +0.024 [+0.006, +0.044] (prose10: 8,059 texts for 21,646 code chunks); prose+chr1000 +0.007 /
++0.031 [+0.012, +0.052]. prose10 went into the product once (session 12's window machinery with `prose`
+versions, schema 11, CHUNKER_VERSION 3; not committed) and ran once on the held-out split (`bench/
+localization_eval.py final`): large file MRR 0.539 -> 0.522, -0.017 [-0.027, -0.007], R@1 -0.022 [-0.037,
+-0.009], symbol R@10 -0.005 [-0.019, +0.008]; all four MRR -0.016 [-0.026, -0.008]. A held-out loss:
+not kept (docs/evaluation.md "Session 13").
+
     LAMINA_HOME=/tmp/lh .venv/bin/python bench/dense_windows.py --work /tmp/eval chr1000 tok1 [--only NAME …]
 """
 
@@ -26,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -105,7 +119,32 @@ def token_windows(text: str, tokenizer: Any) -> list[str]:
     return out
 
 
-def windows_of(variant: str, text: str, tokenizer: Any) -> list[str]:
+_COMMENT = re.compile(r"^\s*(?://+!?|#+|/\*+|\*+/?|--)\s?(.*)$")
+_TRIPLE = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.DOTALL)
+
+
+def prose_of(symbol: str, text: str, min_words: int = 5) -> str:
+    """A code chunk said in words (session 13's `prose` variant): its symbol's name split into words, then
+    its comments and docstrings; empty when the chunk has fewer than five words of comments (its names
+    alone were measured in session 12: not kept)."""
+    from lamina.retrieval.tokenize import _JOINERS_RE, _case_parts
+
+    said = [m.group(1) for line in text.split("\n") if (m := _COMMENT.match(line)) and m.group(1).strip()]
+    said += [a or b for a, b in _TRIPLE.findall(text)]
+    comment = " ".join(" ".join(said).split())
+    if len(comment.split()) < min_words:
+        return ""
+    parts = [p.lower() for seg in _JOINERS_RE.split(symbol) if seg for p in _case_parts(seg)]
+    name = " ".join(parts) if not symbol.startswith("<") else ""
+    return f"{name}: {comment}" if name else comment
+
+
+def windows_of(variant: str, text: str, tokenizer: Any, symbol: str = "") -> list[str]:
+    if "+" in variant:  # several kinds of window together
+        return [w for part in variant.split("+") for w in windows_of(part, text, tokenizer, symbol)]
+    if variant.startswith("prose"):
+        prose = prose_of(symbol, text, int(variant[5:] or 5))
+        return [prose] if prose else []
     if variant.startswith("chr"):
         return char_windows(text, int(variant[3:]))
     groups = token_windows(text, tokenizer)
@@ -134,7 +173,7 @@ def main() -> None:
         for v in args.variants:
             texts, owners = [], []
             for i in code:
-                for w in windows_of(v, dump.texts[i], tokenizer):
+                for w in windows_of(v, dump.texts[i], tokenizer, dump.symbols[i]):
                     texts.append(w)
                     owners.append(i)
             matrix = np.ascontiguousarray(embedder.embed(texts), dtype=np.float32) if texts else None
