@@ -118,3 +118,17 @@ def test_the_packet_says_why_selection_decided_as_it_did() -> None:
     )
     assert packet["selection"]["reasons"] == ["top roots not separated"]
     assert "  Why: top roots not separated" in render_packet(packet).splitlines()
+
+
+def test_a_past_tense_story_with_a_sentence_that_adds_a_point_is_not_one_report() -> None:
+    story = "The cash your drivers took at the door never reached our bank."
+    assert reads_as_report(story)
+    added = story + " Also, the lamps you broke in February were never paid for."
+    assert not reads_as_report(added) and asks_for_something(added)
+    assert not reads_as_report(story + " Separately, the March invoice was wrong.")
+
+
+@pytest.mark.parametrize("task", ["Translate the storefront into Japanese", "Migrate the site to a new CMS",
+                                  "Localize the web app into Portuguese", "Rename the refund button"])  # fmt: skip
+def test_orders_to_change_software_ask_for_something(task: str) -> None:
+    assert starts_with_order(task) and asks_for_something(task)

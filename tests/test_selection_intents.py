@@ -374,3 +374,81 @@ def test_facet_lexicon_scores_a_root_by_its_best_facet_text() -> None:
     assert both.tolist() == pytest.approx([1.0, 0.5 + 1.0])
     scores = text_scores("parcel labels are printed blank", index.bm25, 2, None, None, None, index.lexicon)
     assert int(np.argmax(scores.lexical)) == 1
+
+
+def test_a_sentence_opening_with_a_word_that_adds_a_point_pairs_with_the_one_before() -> None:
+    from lamina.retrieval.intents import split_intents_in_sentences
+
+    for opener in ("Separately,", "While we're at it,", "On top of that,", "Also,"):
+        task = f"Let shoppers book a doorstep pickup for their return. {opener} show the return fees on the weekly bill"
+        pieces = split_intents_in_sentences(task)
+        assert [sentence for _, sentence in pieces] == [0, 0], opener
+    # A plain second sentence is context, not a second request.
+    task = "Let shoppers book a doorstep pickup for their return. The weekly bill shows return fees apart"
+    assert [sentence for _, sentence in split_intents_in_sentences(task)] == [0, 1]
+
+
+def test_a_comma_inside_a_number_does_not_cut_a_task() -> None:
+    task = "They want lower prices per parcel now they're sending 2,000 parcels a week, and finance says they pay late"
+    assert split_intents(task) == (
+        "They want lower prices per parcel now they're sending 2,000 parcels a week",
+        "finance says they pay late",
+    )
+
+
+def test_a_terse_problem_report_no_root_matches_is_ambiguous_and_a_terse_request_is_new() -> None:
+    from dataclasses import replace
+
+    low = [0.20, 0.18, 0.1]  # no root reaches the relevance thresholds
+    report = "Driver never turned up today."
+    whole = _scores(report, low)
+    sel = select(report, ROOTS, whole.lexical, whole.coverage, whole.dense, TH)
+    assert sel.status == "ambiguous" and sel.workflows == ()
+    assert sel.reasons == ("a short problem report no root clearly matches",)
+    # A terse request for something the product does not do stays a new workflow.
+    request = "Translate the storefront into Japanese"
+    whole = _scores(request, low)
+    assert (
+        select(request, ROOTS, whole.lexical, whole.coverage, whole.dense, TH).status
+        == "new_workflow_required"
+    )
+    # So does a longer report (it says enough to be matched), and the rule can be switched off.
+    long_report = "The courier came at noon, rang twice, left no card, and the parcel went back to the depot"
+    whole = _scores(long_report, low)
+    assert (
+        select(long_report, ROOTS, whole.lexical, whole.coverage, whole.dense, TH).status
+        == "new_workflow_required"
+    )
+    off = replace(TH, terse_problem_is_ambiguous=False)
+    whole = _scores(report, low)
+    assert (
+        select(report, ROOTS, whole.lexical, whole.coverage, whole.dense, off).status
+        == "new_workflow_required"
+    )
+
+
+def test_a_task_written_as_a_list_is_one_intent_per_point() -> None:
+    from lamina.retrieval.intents import list_points, split_intents_in_sentences
+
+    task = (
+        "Depot wishlist:\n"
+        "- new starters should upload their van's MOT and insurance when they sign up\n"
+        "- the morning van check should make drivers photograph each tyre"
+    )
+    # The points, not the "and" inside the first one, are the cuts; the lead-in is left out.
+    assert split_intents_in_sentences(task) == (
+        ("new starters should upload their van's MOT and insurance when they sign up", 0),
+        ("the morning van check should make drivers photograph each tyre", 0),
+    )
+    inline = "Two things: 1) the award is still paid to students who never enrolled; 2) grants go to old bank details"
+    assert list_points(inline) == [
+        "the award is still paid to students who never enrolled",
+        "grants go to old bank details",
+    ]
+    # One bullet, or numbers inside prose, are not a list.
+    assert list_points("Notes:\n- refund the order and email the buyer") == []
+    assert list_points("Release 2.1 broke refunds for orders over 10.5 kg") == []
+    # A long list is read as at most MAX_INTENTS points (the last ones joined).
+    long_list = "\n".join(f"- point number {i} asks for something new" for i in range(MAX_INTENTS + 2))
+    pieces = split_intents_in_sentences(long_list)
+    assert len(pieces) == MAX_INTENTS and pieces[-1][0].count(";") == 2

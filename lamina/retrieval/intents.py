@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import re
 
-from lamina.constants import MAX_INTENTS, MIN_INTENT_WORDS, REPORT_IS_ONE_INTENT
-from lamina.retrieval.mood import reads_as_report
+from lamina.constants import (
+    ADDED_SENTENCES,
+    LIST_POINTS_ARE_INTENTS,
+    MAX_INTENTS,
+    MIN_INTENT_WORDS,
+    REPORT_IS_ONE_INTENT,
+)
+from lamina.retrieval.mood import ADDING_WORDS, reads_as_report
 from lamina.retrieval.stopwords import TASK_STOPWORDS
 
 # Boundaries between two requests. Each match is removed; the text on either side becomes a piece.
@@ -28,15 +34,19 @@ _BOUNDARY = re.compile(
     | \s*,?\s+(?:and\s+)?(?:then|also|plus)\s+  # ", then", "and also", "plus"
     | \s*,?\s+as\s+well\s+as\s+
     | \s*,?\s+and\s+
-    | \s*,\s*
+    | (?<!\d)\s*,\s*|,(?!\d)                # a comma, but not inside a number ("2,000")
     """,
     re.VERBOSE | re.IGNORECASE,
 )
 # A sentence that starts with one of these adds a request to the one before ("… Also send …").
-_ADDING_WORDS = r"(?:also|then|plus|and|additionally)"
+_ADDING_WORDS = ADDING_WORDS if ADDED_SENTENCES else r"(?:also|then|plus|and|additionally)"
 _ADDS_REQUEST = re.compile(rf"{_ADDING_WORDS}\b", re.IGNORECASE)
-_ADDS_REQUEST_WORD = re.compile(rf"^{_ADDING_WORDS}\s+", re.IGNORECASE)
+_ADDS_REQUEST_WORD = re.compile(rf"^{_ADDING_WORDS},?\s+", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
+# The points of a list: lines that start with a bullet or a number ("- …", "* …", "1. …", "2) …"), or, within
+# a line, numbers in the "1) …; 2) …" form.
+_LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\(?\d{1,2}[.)])[ \t]+")
+_INLINE_ITEM = re.compile(r"(?:(?<=^)|(?<=[\s:;]))\(?\d{1,2}\)\s+")
 
 
 def content_words(text: str) -> list[str]:
@@ -61,6 +71,21 @@ def _pieces(text: str) -> list[tuple[int, int, int]]:
     return out
 
 
+def list_points(task: str) -> list[str]:
+    """The points of a task written as a list (two or more bullets or numbers), each on one line, without
+    the text before the first (a lead-in such as "Depot wishlist:"); [] when the task is not a list."""
+    marks = list(_LIST_ITEM.finditer(task))
+    if len(marks) < 2:
+        marks = list(_INLINE_ITEM.finditer(task))
+    if len(marks) < 2:
+        return []
+    ends = [m.start() for m in marks[1:]] + [len(task)]
+    points = [
+        " ".join(task[m.end() : end].split()).strip(" ,.;:!?") for m, end in zip(marks, ends, strict=True)
+    ]
+    return [p for p in points if content_words(p)]
+
+
 def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
     """The task's candidate intents with the sentence each belongs to, in order; one piece (the whole task,
     sentence 0) when it has no usable cut or reads as a report (lamina/retrieval/mood.py).
@@ -71,6 +96,11 @@ def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
     text = " ".join(task.split())
     if REPORT_IS_ONE_INTENT and reads_as_report(task):
         return ((text, 0),)
+    points = list_points(task) if LIST_POINTS_ARE_INTENTS else []
+    if len(points) >= 2:  # a list's points are its requests, in one "sentence"; at most MAX_INTENTS of them
+        while len(points) > MAX_INTENTS:
+            points[-2:] = [f"{points[-2]}; {points[-1]}"]
+        return tuple((point, 0) for point in points)
     pieces = _pieces(text)
 
     def words(piece: tuple[int, int, int]) -> int:

@@ -13,12 +13,20 @@ from __future__ import annotations
 
 import re
 
+from lamina.constants import ADDED_SENTENCES
+
 # Wishes and obligations anywhere in a task: it asks for something.
 _ASKS = re.compile(
     r"""\b(?:should|shouldn't|must|mustn't|ought|please|needs?(?:\s+to)?|wants?|wanted\s+to|let|lets
     |make\s+sure|ha(?:ve|s)\s+to|(?:can|could|would)\s+(?:we|you)|(?:would|we'd|i'd)\s+like|is\s+it\s+possible)\b""",
     re.IGNORECASE | re.VERBOSE,
 )
+# Words that open a sentence adding a request to the one before ("… Also, send …", "Separately, …").
+ADDING_WORDS = (
+    r"(?:also|then|plus|and|additionally|separately|besides|secondly|second|in\s+addition|on\s+top\s+of\s+that"
+    r"|while\s+we'?re\s+at\s+it|another\s+thing)"
+)
+_ADDED_SENTENCE = re.compile(rf"(?:^|[.!?]\s+){ADDING_WORDS}\b", re.IGNORECASE)
 # A list of points ("1) …", "- …", "Two things: …") asks for each.
 _LIST = re.compile(r"(?:^|\s)(?:\(?1[).]|-\s)|\btwo\s+things\b|\bboth\b", re.IGNORECASE)
 # Where an order can start: after a sentence end, a colon, a semicolon, a comma, "and", "then".
@@ -41,6 +49,9 @@ ORDER_VERBS: frozenset[str] = frozenset(
     require reset restart restore retry return review route run save schedule send set show sort split
     start stop store submit suggest support switch take tell text track transfer trigger try turn unlock
     update upload validate verify warn
+    accept adjust allocate cap convert deliver display encrypt enforce expose fill implement improve
+    integrate introduce limit localise localize migrate optimise optimize provide rebuild redirect
+    refactor rename replace restrict rewrite sell ship simplify sync translate unblock
     """.split()
 )
 # The past tense: irregular forms, and regular ones (-ed).
@@ -72,8 +83,9 @@ def starts_with_order(piece: str) -> bool:
 
 
 def asks_for_something(task: str) -> bool:
-    """A wish or obligation, a list of points, or a piece that starts with an order."""
-    if _ASKS.search(task) or _LIST.search(task):
+    """A wish or obligation, a list of points, a sentence that adds a point ("… Also, …"), or a piece that
+    starts with an order."""
+    if _ASKS.search(task) or _LIST.search(task) or ADDED_SENTENCES and _ADDED_SENTENCE.search(task):
         return True
     return any(starts_with_order(piece) for piece in _PIECE_START.split(task))
 

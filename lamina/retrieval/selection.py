@@ -47,13 +47,14 @@ from lamina.constants import (
     SELECT_MIN_MARGIN,
     TERSE_AMBIGUITY_MARGIN,
     TERSE_MAX_WORDS,
+    TERSE_PROBLEM_IS_AMBIGUOUS,
     TERSE_TRUSTS_ACTION,
 )
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, split_intents_in_sentences
-from lamina.retrieval.mood import asked_words, reads_as_report, starts_with_order
+from lamina.retrieval.mood import asked_words, asks_for_something, reads_as_report, starts_with_order
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -110,6 +111,7 @@ class Thresholds:
     intent_prefers_fused: bool = INTENT_PREFERS_FUSED
     compound_pair_only: bool = COMPOUND_PAIR_ONLY
     intent_picks_by_cosine: bool = INTENT_PICKS_BY_COSINE
+    terse_problem_is_ambiguous: bool = TERSE_PROBLEM_IS_AMBIGUOUS
 
 
 @dataclass(frozen=True)
@@ -488,6 +490,11 @@ def select(
     ):
         return Selection("new_workflow_required", (), shown, (f"nearest root is {top.filtered}",))
     if not relevant:
+        # A terse task that only tells of a problem ("Driver never turned up today.") is about behaviour the
+        # product has: no root stands out, but it asks for nothing new.
+        terse = len(content_words(task)) <= thresholds.terse_max_words
+        if thresholds.terse_problem_is_ambiguous and terse and not asks_for_something(task):
+            return Selection("ambiguous", (), shown, ("a short problem report no root clearly matches",))
         return Selection(
             "new_workflow_required", (), shown, ("best root below relevance thresholds", *_reading(task))
         )
