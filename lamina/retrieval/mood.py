@@ -85,7 +85,7 @@ def starts_with_order(piece: str) -> bool:
 def asks_for_something(task: str) -> bool:
     """A wish or obligation, a list of points, a sentence that adds a point ("… Also, …"), or a piece that
     starts with an order."""
-    if _ASKS.search(task) or _LIST.search(task) or ADDED_SENTENCES and _ADDED_SENTENCE.search(task):
+    if _ASKS.search(task) or _LIST.search(task) or (ADDED_SENTENCES and _ADDED_SENTENCE.search(task)):
         return True
     return any(starts_with_order(piece) for piece in _PIECE_START.split(task))
 
