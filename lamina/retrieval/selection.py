@@ -478,6 +478,9 @@ def select(
         or (best_lift is not None and min_lift is not None and best_lift >= min_lift)
         or best.coverage >= thresholds.lexical_min_coverage
     )
+    # A terse task says little: it needs a clear lead to be selected, and a problem report no root matches is
+    # ambiguous rather than new (below).
+    terse = len(content_words(task)) <= thresholds.terse_max_words
     # A retired or deprecated root nearer the task than any active one (the fused first, with a cosine at
     # least `inactive_margin` above the best active root's): the product had this behaviour and dropped it,
     # so the task asks for a new workflow; the filtered root is candidates[0].
@@ -492,7 +495,6 @@ def select(
     if not relevant:
         # A terse task that only tells of a problem ("Driver never turned up today.") is about behaviour the
         # product has: no root stands out, but it asks for nothing new.
-        terse = len(content_words(task)) <= thresholds.terse_max_words
         if thresholds.terse_problem_is_ambiguous and terse and not asks_for_something(task):
             return Selection("ambiguous", (), shown, ("a short problem report no root clearly matches",))
         return Selection(
@@ -513,7 +515,6 @@ def select(
             return Selection("ambiguous", (), shown, ("top roots not separated", *_reading(task)))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
         # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
-        terse = len(content_words(task)) <= thresholds.terse_max_words
         # The action counts only as an order ("Refund a paid order …"), not as a subject ("Refund went …").
         names_action = any(b.kind == "action" for b in best.boosts) and starts_with_order(task)
         if (
