@@ -339,6 +339,17 @@ ADDED_SENTENCES = True
 # calibration graphs: 602 -> 603 of 730 (parcels +1, water +1, registry -1: its list's first point is now
 # read alone and nearer the wrong root); held out (second run of the session) insurance and council unchanged.
 LIST_POINTS_ARE_INTENTS = True
+# A short piece (fewer than MIN_INTENT_WORDS content words) that ends its sentence joins the piece before it
+# in that sentence, not the next sentence's ("…; sort that out. And book the next round …": "sort that out"
+# belongs to the bill; before, it was read with the crack readings). Session 14, split twelve-two (twelve
+# calibration graphs, 1130 tasks), every threshold as it was: 913 -> 917 (6 fixed, 2 broken; compound
+# 66 -> 69, absent +1). In the same change, two reading bugs (no constant): a sentence may end inside quotes
+# ("… typed in.' While we're at it, …"), and "(a) …, and (b) …" is a list (917 -> 918).
+SHORT_PIECE_STAYS_IN_ITS_SENTENCE = True
+# A task written as a user story ("As a newly qualified driver I want to …, add my dad … and buy …, so I can
+# drive home today") is one intent, as a report is: its "and"s and its "so that" serve one request. The
+# calibration graphs have 9 user stories, all paraphrases. Session 14, split twelve-two: 918 -> 919 (hotel +1).
+USER_STORY_IS_ONE_INTENT = True
 # Compound tasks (lamina/retrieval/selection.py compound_roots): an intent picks its best active root (the
 # intent's own fused ranking) when that root's cosine reaches INTENT_MIN_COSINE (grid 0.25-0.50: 0.40;
 # 0.30 on clinic + saas), its lift (cosine minus the mean cosine of the active roots for that intent)
@@ -351,7 +362,10 @@ LIST_POINTS_ARE_INTENTS = True
 # (COMPOUND_SAME_SENTENCE, grid False/True: True; at FACET_WEIGHT 0.5 +2 lettings paraphrases whose second sentence is context:
 # "... please fix asap", "... Our tool kept their passport scan"). A sentence that starts with "Also",
 # "Then", "Plus", "And" or "Additionally" continues the one before (intents.split_intents_in_sentences).
-INTENT_MIN_COSINE = 0.30
+# Session 14: `--calibrate` on the twelve calibration graphs of split twelve-two (with the reading rules above)
+# moved only INTENT_MIN_COSINE, 0.30 -> 0.25: objective 0.672 -> 0.678 (macro 0.849 -> 0.850), 919 -> 917 of
+# 1130 (compound 70 -> 73 of 140, paraphrase 376 -> 372, absent -1); every other threshold kept.
+INTENT_MIN_COSINE = 0.25
 INTENT_MIN_LIFT = 0.0
 INTENT_MIN_MARGIN = 0.0
 COMPOUND_MAX_RANK = 5

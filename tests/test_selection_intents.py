@@ -452,3 +452,52 @@ def test_a_task_written_as_a_list_is_one_intent_per_point() -> None:
     long_list = "\n".join(f"- point number {i} asks for something new" for i in range(MAX_INTENTS + 2))
     pieces = split_intents_in_sentences(long_list)
     assert len(pieces) == MAX_INTENTS and pieces[-1][0].count(";") == 2
+
+
+def test_a_short_piece_that_ends_its_sentence_stays_with_the_piece_before_it() -> None:
+    from lamina.retrieval.intents import split_intents_in_sentences
+
+    # "sort that out" is about the bill of its own sentence, not about the next sentence's crack readings.
+    task = (
+        "The drainage company's bill for the site survey is 30% over what we agreed; sort that out. "
+        "And book the next round of crack readings for April."
+    )
+    assert split_intents_in_sentences(task) == (
+        ("The drainage company's bill for the site survey is 30% over what we agreed; sort that out", 0),
+        ("book the next round of crack readings for April", 0),
+    )
+    # A short piece that starts its sentence still joins the piece after it.
+    task = "Fix it now, the refund total for partial orders is wrong and the buyer gets a wrong receipt"
+    assert split_intents(task)[0].startswith("Fix it now, the refund total")
+
+
+def test_a_sentence_can_end_inside_quotes() -> None:
+    from lamina.retrieval.intents import split_intents_in_sentences
+
+    task = (
+        "A guest wrote: 'please send me a copy of everything you hold on me.' "
+        "While we're at it, reception asks Irish guests for passport numbers at arrival"
+    )
+    pieces = split_intents_in_sentences(task)
+    assert pieces[-1] == ("reception asks Irish guests for passport numbers at arrival", 0)
+    assert len(pieces) == 2
+
+
+def test_lettered_points_are_a_list_and_a_user_story_is_one_intent() -> None:
+    from lamina.retrieval.intents import list_points
+
+    task = (
+        "She is furious. Can we (a) make sure a reported machine is taken out of use, "
+        "and (b) send her a written reply with a credit on her account?"
+    )
+    assert list_points(task) == [
+        "make sure a reported machine is taken out of use",
+        "send her a written reply with a credit on her account",
+    ]
+    story = (
+        "As a newly qualified driver I want to enter my car's registration, add my dad as a named driver "
+        "and buy the cover on my phone, so I can drive home from the dealer today."
+    )
+    assert split_intents(story) == (" ".join(story.split()),)
+    # Without the story's form the same words are cut as usual.
+    assert len(split_intents(story.replace("As a newly qualified driver I want to", "Let me"))) >= 2

@@ -4,7 +4,10 @@ A task can ask for two things ("when a vet orders blood tests, also put the lab 
 bill"). `split_intents` cuts it at the places where English joins two requests — `;`, sentence ends,
 "and", "then", "also", "as well as", "plus", commas, and the comma after a leading "when/once/after/if/
 before …" clause — and merges pieces with fewer than MIN_INTENT_WORDS content words into a neighbour,
-so "write and sign the note" stays one piece (the words between merged pieces are kept as written). Each
+so "write and sign the note" stays one piece (the words between merged pieces are kept as written); a
+short piece that ends its sentence joins the piece before it in that sentence ("…; sort that out."). A
+sentence may end inside quotes ("… typed in.' While …"). A report (mood.py) and a user story ("As a …, I
+want …") are one intent; a list's points ("- …", "1) …", "(a) …") are one intent each. Each
 piece knows its sentence (`split_intents_in_sentences`): a sentence that does not start with "Also",
 "Then", "Plus", "And" or "Additionally" is a new sentence, and selection pairs intents of one sentence
 only, so a bug report's context sentence is not a second request. The cut only *proposes* intents: whether the task is
@@ -15,6 +18,7 @@ by the connecting word. Tokenization for ranking is unchanged (lamina/retrieval/
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 from lamina.constants import (
     ADDED_SENTENCES,
@@ -22,6 +26,8 @@ from lamina.constants import (
     MAX_INTENTS,
     MIN_INTENT_WORDS,
     REPORT_IS_ONE_INTENT,
+    SHORT_PIECE_STAYS_IN_ITS_SENTENCE,
+    USER_STORY_IS_ONE_INTENT,
 )
 from lamina.retrieval.mood import ADDING_WORDS, reads_as_report
 from lamina.retrieval.stopwords import TASK_STOPWORDS
@@ -31,6 +37,7 @@ _BOUNDARY = re.compile(
     r"""
     \s*;\s*                                   # semicolon
     | (?<=[.!?])\s+(?=[A-Z0-9"'(])            # a sentence end
+    | (?<=[.!?]['"\u2019\u201d)])\s+(?=[A-Z0-9"'(])  # a sentence end after a closing quote or bracket
     | \s*,?\s+(?:and\s+)?(?:then|also|plus)\s+  # ", then", "and also", "plus"
     | \s*,?\s+as\s+well\s+as\s+
     | \s*,?\s+and\s+
@@ -43,10 +50,16 @@ _ADDING_WORDS = ADDING_WORDS if ADDED_SENTENCES else r"(?:also|then|plus|and|add
 _ADDS_REQUEST = re.compile(rf"{_ADDING_WORDS}\b", re.IGNORECASE)
 _ADDS_REQUEST_WORD = re.compile(rf"^{_ADDING_WORDS},?\s+", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
+# "As a <role>, I want <goal>, so that <reason>": one request, however many "and"s its goal has.
+_USER_STORY = re.compile(
+    r"\s*as\s+an?\s+[^.!?]{1,80}?\bI\s+(?:want|need|would\s+like|'d\s+like)\b", re.IGNORECASE
+)
+_TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or)\W*$", re.IGNORECASE)  # a point's "…, and" before "(b) …"
+_ENDS_SENTENCE = re.compile(r"[.!?]['\"\u2019\u201d)]?$")  # text before a sentence-end boundary
 # The points of a list: lines that start with a bullet or a number ("- …", "* …", "1. …", "2) …"), or, within
 # a line, numbers in the "1) …; 2) …" form.
 _LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\(?\d{1,2}[.)])[ \t]+")
-_INLINE_ITEM = re.compile(r"(?:(?<=^)|(?<=[\s:;]))\(?\d{1,2}\)\s+")
+_INLINE_ITEM = re.compile(r"(?:(?<=^)|(?<=[\s:;]))\(?(?:\d{1,2}|[a-h])\)\s+")
 
 
 def content_words(text: str) -> list[str]:
@@ -54,20 +67,30 @@ def content_words(text: str) -> list[str]:
     return [w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 1 and w not in TASK_STOPWORDS]
 
 
-def _pieces(text: str) -> list[tuple[int, int, int]]:
-    """(start, end, sentence) of every piece of `text` between two boundaries. A piece's sentence counts the
-    sentence ends before it, except those followed by a word that adds a request ("Also", "Then", "Plus",
-    "And"): a second sentence that only gives context is not a second request."""
-    out: list[tuple[int, int, int]] = []
+class _Piece(NamedTuple):
+    start: int
+    end: int
+    sentence: int  # sentence ends before it, not counting those followed by a word that adds a request
+    ends_sentence: bool  # a sentence end (of either kind) follows it
+
+
+def _pieces(text: str) -> list[_Piece]:
+    """Every piece of `text` between two boundaries. A piece's sentence counts the sentence ends before it,
+    except those followed by a word that adds a request ("Also", "Then", "Plus", "And"): a second sentence
+    that only gives context is not a second request."""
+    out: list[_Piece] = []
     pos, sentence = 0, 0
     for m in _BOUNDARY.finditer(text):
+        bare = m.group(0).strip() == ""  # a bare sentence end (every other boundary has a word or a mark)
         if text[pos : m.start()].strip(" ,.;:!?"):
-            out.append((pos, m.start(), sentence))
-        if m.group(0).strip() == "" and not _ADDS_REQUEST.match(text, m.end()):
-            sentence += 1  # a bare sentence end (every other boundary contains a word or a mark)
+            out.append(
+                _Piece(pos, m.start(), sentence, bare and bool(_ENDS_SENTENCE.search(text, 0, m.start())))
+            )
+        if bare and not _ADDS_REQUEST.match(text, m.end()):
+            sentence += 1
         pos = m.end()
     if text[pos:].strip(" ,.;:!?"):
-        out.append((pos, len(text), sentence))
+        out.append(_Piece(pos, len(text), sentence, True))
     return out
 
 
@@ -81,7 +104,8 @@ def list_points(task: str) -> list[str]:
         return []
     ends = [m.start() for m in marks[1:]] + [len(task)]
     points = [
-        " ".join(task[m.end() : end].split()).strip(" ,.;:!?") for m, end in zip(marks, ends, strict=True)
+        _TRAILING_JOIN.sub("", " ".join(task[m.end() : end].split())).strip(" ,.;:!?")
+        for m, end in zip(marks, ends, strict=True)
     ]
     return [p for p in points if content_words(p)]
 
@@ -96,6 +120,8 @@ def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
     text = " ".join(task.split())
     if REPORT_IS_ONE_INTENT and reads_as_report(task):
         return ((text, 0),)
+    if USER_STORY_IS_ONE_INTENT and _USER_STORY.match(text):  # its "so that …" is a reason, not a request
+        return ((text, 0),)
     points = list_points(task) if LIST_POINTS_ARE_INTENTS else []
     if len(points) >= 2:  # a list's points are its requests, in one "sentence"; at most MAX_INTENTS of them
         while len(points) > MAX_INTENTS:
@@ -103,23 +129,34 @@ def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
         return tuple((point, 0) for point in points)
     pieces = _pieces(text)
 
-    def words(piece: tuple[int, int, int]) -> int:
-        return len(content_words(text[piece[0] : piece[1]]))
+    def words(piece: _Piece) -> int:
+        return len(content_words(text[piece.start : piece.end]))
 
-    merged: list[tuple[int, int, int]] = []
+    merged: list[_Piece] = []
     for piece in pieces:
         if merged and words(merged[-1]) < MIN_INTENT_WORDS:
-            merged[-1] = (merged[-1][0], piece[1], piece[2])
+            merged[-1] = merged[-1]._replace(
+                end=piece.end, sentence=piece.sentence, ends_sentence=piece.ends_sentence
+            )
+        elif (
+            SHORT_PIECE_STAYS_IN_ITS_SENTENCE
+            and merged
+            and not merged[-1].ends_sentence
+            and piece.ends_sentence
+            and words(piece) < MIN_INTENT_WORDS
+        ):
+            # a short piece that ends its sentence ("…; sort that out.") joins the piece before it there
+            merged[-1] = merged[-1]._replace(end=piece.end, ends_sentence=True)
         else:
             merged.append(piece)
     while len(merged) > 1 and (words(merged[-1]) < MIN_INTENT_WORDS or len(merged) > MAX_INTENTS):
         last = merged.pop()
-        merged[-1] = (merged[-1][0], last[1], merged[-1][2])
+        merged[-1] = merged[-1]._replace(end=last.end, ends_sentence=last.ends_sentence)
     if len(merged) < 2:
         return ((text, 0),)
     return tuple(
-        (_ADDS_REQUEST_WORD.sub("", text[s:e].strip(" ,.;:!?"), count=1), sentence)
-        for s, e, sentence in merged
+        (_ADDS_REQUEST_WORD.sub("", text[p.start : p.end].strip(" ,.;:!?"), count=1), p.sentence)
+        for p in merged
     )
 
 
