@@ -116,8 +116,18 @@ commits; paired Δ variant - base LORO [95% bootstrap]):
   history_rank1 alone -0.010, history_rel alone -0.007, history_commits alone -0.009; lazygit -0.028 to
   -0.034 in every variant, tokio +0.026 with history_rank1. NOT KEPT.
 
+Results, session 14 (2026-12-05, `--work /tmp/eval learn --family literals`, six tuning repositories, 593
+commits; paired Δ variant - base LORO [95% bootstrap]):
+
+- `--family literals`: the flags, backticked spans and quoted phrases a task writes (`--include-content`,
+  `gh repo sync`, 'where you log in'; bench/localization_eval.py task_literals) found verbatim in a file's
+  code, idf-weighted (literal_share) and as a rank among the candidates (literal_rank1). Gold against others
+  0.108 / 0.032 and 0.100 / 0.012, but both: MRR +0.001 [-0.002, +0.005], R@1 +0.002, symbol +0.002;
+  dockercli (16 flags, 22 backticks) -0.004, lazygit +0.005, tokio +0.010. NOT KEPT (what a literal says, the
+  task's identifier terms already say).
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
-        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history|literals] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
 
 from __future__ import annotations
@@ -125,6 +135,8 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -665,10 +677,65 @@ def history_features(
     return out
 
 
+LITERAL_FEATURES = (
+    "literal_share",  # idf-weighted share of the task's literals (flags, backticked and quoted text) in the file
+    "literal_rank1",  # 1 / the file's rank among the candidates by literal_share (0 when it has none)
+)
+_FILE_TEXT: dict[
+    str, dict[str, str]
+] = {}  # repository -> code file -> its chunks' text, lower-cased (this run)
+
+
+def file_texts(name: str) -> dict[str, str]:
+    """Each code file's chunk texts joined and lower-cased, from the repository's dump (cached per run)."""
+    if name not in _FILE_TEXT:
+        dump = load_dump(WORK, name)
+        texts: dict[str, list[str]] = {}
+        for path, text, role in zip(dump.paths, dump.texts, dump.roles, strict=True):
+            if role == "code":
+                texts.setdefault(path, []).append(text)
+        _FILE_TEXT[name] = {p: "\n".join(t).lower() for p, t in texts.items()}
+    return _FILE_TEXT[name]
+
+
+def literal_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
+) -> np.ndarray:
+    """LITERAL_FEATURES per candidate: which of the literals the task quotes (bench/localization_eval.py
+    task_literals) each file's code contains as written (case folded), each literal weighted by how few
+    code files contain it (session 14: not kept)."""
+    from bench.localization_eval import task_literals
+
+    out = np.zeros((len(candidates), len(LITERAL_FEATURES)))
+    literals = task_literals(repo.cases[case]["query"])
+    if not literals:
+        return out
+    texts = file_texts(repo.name)
+    patterns = [re.compile(r"(?<![\w-])" + re.escape(lit.lower()) + r"(?![\w-])") for lit in literals]
+    df = [sum(1 for t in texts.values() if pat.search(t)) for pat in patterns]
+    weights = [math.log(1 + len(texts) / d) if d else 0.0 for d in df]
+    total = sum(weights)
+    if total <= 0:
+        return out
+    layout = state.layout
+    share = np.zeros(len(candidates))
+    for i, (f, _, _) in enumerate(candidates):
+        text = texts.get(layout.files[f], "")
+        share[i] = sum(w for pat, w in zip(patterns, weights, strict=True) if w and pat.search(text)) / total
+    out[:, 0] = share
+    if share.any():
+        order = np.lexsort((np.arange(len(share)), -share))
+        rank1 = np.zeros(len(share))
+        rank1[order] = 1.0 / np.arange(1, len(share) + 1)
+        out[:, 1] = np.where(share > 0, rank1, 0.0)
+    return out
+
+
 FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features),
                  "local": (LOCAL_FEATURES, local_features),
                  "names": (NAME_FEATURES, name_features),
-                 "history": (HISTORY_FEATURES, history_features)})  # fmt: skip
+                 "history": (HISTORY_FEATURES, history_features),
+                 "literals": (LITERAL_FEATURES, literal_features)})  # fmt: skip
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -933,7 +1000,7 @@ def main() -> None:
     lp.add_argument("--drop", nargs="*")
     lp.add_argument(
         "--family",
-        choices=("struct", "cover", "local", "names", "history"),
+        choices=("struct", "cover", "local", "names", "history", "literals"),
         default="struct",
         help="the candidate features",
     )

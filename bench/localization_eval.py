@@ -22,6 +22,12 @@ model cost to one embedding per chunk; the gold never names a file or symbol the
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/localization_eval.py \
         dump --clones /tmp/eval [--only name]
     … tune [--split tuning] ; … final [--split held_out]
+
+Experiments of `tune` (each joins the fusion as one more file ranking; none is in the product): --whole-file,
+--centroid (session 8), --literals (session 14: the files holding the flags, backticked spans and quoted
+phrases the task writes, task_literals; at weight 0.5 / 1 / 2 against 0 over the six tuning repositories,
+593 commits: file MRR -0.000 / -0.000 / +0.001, R@1 +0.000 / +0.000 / +0.002, symbol R@10 +0.000 / +0.002
+/ +0.002, every interval within ±0.01 — not kept).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -475,6 +482,61 @@ def whole_file_ranking(corpus: Any, query: str) -> list[str]:
     return [paths[i] for i in order[:200] if scores[i] > 0]
 
 
+def file_texts(dump: Dump) -> dict[str, str]:
+    """Each code file's chunk texts joined and lower-cased, from a dump."""
+    texts: dict[str, list[str]] = {}
+    for path, text, role in zip(dump.paths, dump.texts, dump.roles, strict=True):
+        if role == "code":
+            texts.setdefault(path, []).append(text)
+    return {p: "\n".join(t).lower() for p, t in texts.items()}
+
+
+# Text a task quotes as written: a command-line flag (`--include-content`), a backticked span (`gh repo sync`)
+# or a quoted phrase ('where you log in'), which code holds verbatim in flag definitions, usage strings and
+# messages (session 14's experiment; the product reads backticked spans as identifiers, tokenize.read_task).
+_FLAG_RE = re.compile(r"(?<![\w-])--([a-zA-Z][\w-]*\w)")
+_QUOTED_RE = re.compile(r"""(?<!\w)(["'])([^"'\n]{3,80}?)\1(?!\w)""")
+_BACKTICKED_RE = re.compile(r"`([^`\n]+)`")
+
+
+def task_literals(text: str) -> tuple[str, ...]:
+    """The flags (without their dashes), backticked spans and quoted phrases of a task, in first-seen
+    order, each at least three characters long."""
+    found: dict[str, None] = {}
+    for m in _BACKTICKED_RE.finditer(text):
+        span = m.group(1).strip()
+        flag = _FLAG_RE.fullmatch(span.split()[0]) if span else None
+        found.setdefault(flag.group(1) if flag and " " not in span else span, None)
+    for m in _FLAG_RE.finditer(text):
+        found.setdefault(m.group(1), None)
+    for m in _QUOTED_RE.finditer(_BACKTICKED_RE.sub(" ", text)):
+        found.setdefault(m.group(2).strip(), None)
+    return tuple(lit for lit in found if len(lit) >= 3)
+
+
+def literal_ranking(corpus: Any, query: str) -> list[str]:
+    """Code files holding the literals the task quotes (task_literals), by the idf-weighted sum of those they
+    hold, ties by whole-file BM25 of the task (an experiment of session 14: not kept)."""
+    from lamina.retrieval.localization import weighted_bm25
+    from lamina.retrieval.tokenize import read_task
+
+    literals = task_literals(query)
+    if not literals:
+        return []
+    texts = corpus._layout["file_texts"]
+    score: dict[str, float] = {}
+    for lit in literals:
+        pattern = re.compile(r"(?<![\w-])" + re.escape(lit.lower()) + r"(?![\w-])")
+        hits = [p for p, t in texts.items() if pattern.search(t)]
+        for p in hits:
+            score[p] = score.get(p, 0.0) + float(np.log(1 + len(texts) / len(hits)))
+    paths, index = corpus._layout["file_docs"]
+    bm25 = dict(
+        zip(paths, weighted_bm25(index, {t: 1.0 for t in read_task(query).terms}).tolist(), strict=True)
+    )
+    return sorted(score, key=lambda p: (-score[p], -bm25.get(p, 0.0), p))[:200]
+
+
 def split_names(split: str) -> list[str]:
     return [n for n, e in load_repos().items() if e["split"] == split]
 
@@ -486,6 +548,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
         extra = {"file": whole_file_ranking(c, q)} if args.whole_file else {}
         if args.centroid:
             extra["centroid"] = centroid_ranking(c, v)
+        if args.literals:
+            extra["literals"] = literal_ranking(c, q)
         if h is not None:  # the history ranker (bench/history.py), fused like the product's rankers
             code = {
                 path
@@ -532,6 +596,9 @@ def cmd_tune(args: argparse.Namespace) -> None:
             corpus._layout["file_docs"] = file_documents(dump)
         if args.centroid:
             corpus._layout["centroids"] = file_centroids(dump)
+        if args.literals:
+            corpus._layout["file_texts"] = file_texts(dump)
+            corpus._layout["file_docs"] = file_documents(dump)
         base = Baselines(dump, scope_of(load_repos()[name]))
         snapshot = json.loads((args.work / "cases" / f"{name}.json").read_text())["snapshot"]
         history = (
@@ -656,6 +723,11 @@ def main() -> None:
     t.add_argument("--whole-file", action="store_true", help="a whole-file BM25 ranking joins the fusion")
     t.add_argument("--bm25", help='chunk BM25 parameters as JSON: {"k1": 1.2, "b": 0.75, "weights": {...}}')
     t.add_argument("--centroid", action="store_true", help="a file-centroid cosine ranking joins the fusion")
+    t.add_argument(
+        "--literals",
+        action="store_true",
+        help="a ranking of files holding the task's quoted literals joins the fusion",
+    )
     f = sub.add_parser("final")
     f.add_argument("--split", default="held_out")
     f.add_argument("--only", nargs="*")
