@@ -57,7 +57,7 @@ _USER_STORY = re.compile(
 _TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or)\W*$", re.IGNORECASE)  # a point's "…, and" before "(b) …"
 _ENDS_SENTENCE = re.compile(r"[.!?]['\"\u2019\u201d)]?$")  # text before a sentence-end boundary
 # The points of a list: lines that start with a bullet or a number ("- …", "* …", "1. …", "2) …"), or, within
-# a line, numbers in the "1) …; 2) …" form.
+# a line, numbers or letters in the "1) …; 2) …" or "(a) …, and (b) …" form.
 _LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\(?\d{1,2}[.)])[ \t]+")
 _INLINE_ITEM = re.compile(r"(?:(?<=^)|(?<=[\s:;]))\(?(?:\d{1,2}|[a-h])\)\s+")
 
