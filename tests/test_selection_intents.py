@@ -501,3 +501,14 @@ def test_lettered_points_are_a_list_and_a_user_story_is_one_intent() -> None:
     assert split_intents(story) == (" ".join(story.split()),)
     # Without the story's form the same words are cut as usual.
     assert len(split_intents(story.replace("As a newly qualified driver I want to", "Let me"))) >= 2
+
+
+def test_a_long_pasted_task_is_read_as_at_most_max_intents() -> None:
+    from lamina.retrieval.intents import list_points, split_intents_in_sentences
+
+    # A pasted log of many short sentences, and a list whose points are padded with separators (inputs that
+    # once took seconds to minutes to read: each merge re-counted the growing piece's words).
+    log = "Step failed. " * 4000 + "Retry the export and email the owner."
+    assert 1 <= len(split_intents_in_sentences(log)) <= MAX_INTENTS
+    padded = "(a) refund the order" + ", ;" * 4000 + " and (b) email the buyer a receipt"
+    assert list_points(padded) == ["refund the order", "email the buyer a receipt"]

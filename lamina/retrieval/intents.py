@@ -54,8 +54,7 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 _USER_STORY = re.compile(
     r"\s*as\s+an?\s+[^.!?]{1,80}?\bI\s+(?:want|need|would\s+like|'d\s+like)\b", re.IGNORECASE
 )
-_TRAILING_JOIN = re.compile(r"[\s,;]+(?:and|or)\W*$", re.IGNORECASE)  # a point's "…, and" before "(b) …"
-_ENDS_SENTENCE = re.compile(r"[.!?]['\"\u2019\u201d)]?$")  # text before a sentence-end boundary
+_ENDS_SENTENCE = re.compile(r"[.!?]['\"\u2019\u201d)]?$")  # the last two characters before a sentence end
 # The points of a list: lines that start with a bullet or a number ("- …", "* …", "1. …", "2) …"), or, within
 # a line, numbers or letters in the "1) …; 2) …" or "(a) …, and (b) …" form.
 _LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\(?\d{1,2}[.)])[ \t]+")
@@ -65,6 +64,28 @@ _INLINE_ITEM = re.compile(r"(?:(?<=^)|(?<=[\s:;]))\(?(?:\d{1,2}|[a-h])\)\s+")
 def content_words(text: str) -> list[str]:
     """The words of `text` that say something (task stopwords and single letters left out)."""
     return [w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 1 and w not in TASK_STOPWORDS]
+
+
+def _is_short(text: str) -> bool:
+    """Fewer than MIN_INTENT_WORDS content words; reads only as far as it must, so merging the pieces of a
+    long task stays linear in its length."""
+    found = 0
+    for m in _WORD.finditer(text):
+        word = m.group(0).lower()
+        if len(word) > 1 and word not in TASK_STOPWORDS:
+            found += 1
+            if found >= MIN_INTENT_WORDS:
+                return False
+    return True
+
+
+def _without_trailing_join(point: str) -> str:
+    """A point without the "and"/"or" that joined it to the next one ("…, and (b) …")."""
+    core = point.rstrip(" ,.;:!?")
+    for join in (" and", " or"):
+        if core.lower().endswith(join):
+            return core[: -len(join)]
+    return core
 
 
 class _Piece(NamedTuple):
@@ -83,9 +104,8 @@ def _pieces(text: str) -> list[_Piece]:
     for m in _BOUNDARY.finditer(text):
         bare = m.group(0).strip() == ""  # a bare sentence end (every other boundary has a word or a mark)
         if text[pos : m.start()].strip(" ,.;:!?"):
-            out.append(
-                _Piece(pos, m.start(), sentence, bare and bool(_ENDS_SENTENCE.search(text, 0, m.start())))
-            )
+            ends = bare and bool(_ENDS_SENTENCE.search(text[max(0, m.start() - 2) : m.start()]))
+            out.append(_Piece(pos, m.start(), sentence, ends))
         if bare and not _ADDS_REQUEST.match(text, m.end()):
             sentence += 1
         pos = m.end()
@@ -104,7 +124,7 @@ def list_points(task: str) -> list[str]:
         return []
     ends = [m.start() for m in marks[1:]] + [len(task)]
     points = [
-        _TRAILING_JOIN.sub("", " ".join(task[m.end() : end].split())).strip(" ,.;:!?")
+        _without_trailing_join(" ".join(task[m.end() : end].split())).strip(" ,.;:!?")
         for m, end in zip(marks, ends, strict=True)
     ]
     return [p for p in points if content_words(p)]
@@ -129,12 +149,12 @@ def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
         return tuple((point, 0) for point in points)
     pieces = _pieces(text)
 
-    def words(piece: _Piece) -> int:
-        return len(content_words(text[piece.start : piece.end]))
+    def short(piece: _Piece) -> bool:
+        return _is_short(text[piece.start : piece.end])
 
     merged: list[_Piece] = []
     for piece in pieces:
-        if merged and words(merged[-1]) < MIN_INTENT_WORDS:
+        if merged and short(merged[-1]):
             merged[-1] = merged[-1]._replace(
                 end=piece.end, sentence=piece.sentence, ends_sentence=piece.ends_sentence
             )
@@ -143,13 +163,13 @@ def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
             and merged
             and not merged[-1].ends_sentence
             and piece.ends_sentence
-            and words(piece) < MIN_INTENT_WORDS
+            and short(piece)
         ):
             # a short piece that ends its sentence ("…; sort that out.") joins the piece before it there
             merged[-1] = merged[-1]._replace(end=piece.end, ends_sentence=True)
         else:
             merged.append(piece)
-    while len(merged) > 1 and (words(merged[-1]) < MIN_INTENT_WORDS or len(merged) > MAX_INTENTS):
+    while len(merged) > 1 and (short(merged[-1]) or len(merged) > MAX_INTENTS):
         last = merged.pop()
         merged[-1] = merged[-1]._replace(end=last.end, ends_sentence=last.ends_sentence)
     if len(merged) < 2:
