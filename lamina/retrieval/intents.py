@@ -54,16 +54,20 @@ _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_-]*")
 _USER_STORY = re.compile(
     r"\s*as\s+an?\s+[^.!?]{1,80}?\bI\s+(?:want|need|would\s+like|'d\s+like)\b", re.IGNORECASE
 )
-_ENDS_SENTENCE = re.compile(r"[.!?]['\"\u2019\u201d)]?$")  # the last two characters before a sentence end
 # The points of a list: lines that start with a bullet or a number ("- …", "* …", "1. …", "2) …"), or, within
 # a line, numbers or letters in the "1) …; 2) …" or "(a) …, and (b) …" form.
 _LIST_ITEM = re.compile(r"(?m)^[ \t]*(?:[-*\u2022]|\(?\d{1,2}[.)])[ \t]+")
 _INLINE_ITEM = re.compile(r"(?:(?<=^)|(?<=[\s:;]))\(?(?:\d{1,2}|[a-h])\)\s+")
 
 
+def _says_something(word: str) -> bool:
+    """A lower-cased word that is not a task stopword nor a single letter."""
+    return len(word) > 1 and word not in TASK_STOPWORDS
+
+
 def content_words(text: str) -> list[str]:
     """The words of `text` that say something (task stopwords and single letters left out)."""
-    return [w for w in (m.lower() for m in _WORD.findall(text)) if len(w) > 1 and w not in TASK_STOPWORDS]
+    return [w for w in (m.lower() for m in _WORD.findall(text)) if _says_something(w)]
 
 
 def _is_short(text: str) -> bool:
@@ -71,8 +75,7 @@ def _is_short(text: str) -> bool:
     long task stays linear in its length."""
     found = 0
     for m in _WORD.finditer(text):
-        word = m.group(0).lower()
-        if len(word) > 1 and word not in TASK_STOPWORDS:
+        if _says_something(m.group(0).lower()):
             found += 1
             if found >= MIN_INTENT_WORDS:
                 return False
@@ -102,11 +105,11 @@ def _pieces(text: str) -> list[_Piece]:
     out: list[_Piece] = []
     pos, sentence = 0, 0
     for m in _BOUNDARY.finditer(text):
-        bare = m.group(0).strip() == ""  # a bare sentence end (every other boundary has a word or a mark)
+        # A bare boundary is a sentence end: every other boundary holds a word or a mark.
+        sentence_end = m.group(0).strip() == ""
         if text[pos : m.start()].strip(" ,.;:!?"):
-            ends = bare and bool(_ENDS_SENTENCE.search(text[max(0, m.start() - 2) : m.start()]))
-            out.append(_Piece(pos, m.start(), sentence, ends))
-        if bare and not _ADDS_REQUEST.match(text, m.end()):
+            out.append(_Piece(pos, m.start(), sentence, sentence_end))
+        if sentence_end and not _ADDS_REQUEST.match(text, m.end()):
             sentence += 1
         pos = m.end()
     if text[pos:].strip(" ,.;:!?"):
@@ -132,7 +135,7 @@ def list_points(task: str) -> list[str]:
 
 def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
     """The task's candidate intents with the sentence each belongs to, in order; one piece (the whole task,
-    sentence 0) when it has no usable cut or reads as a report (lamina/retrieval/mood.py).
+    sentence 0) when it has no usable cut, reads as a report (lamina/retrieval/mood.py) or is a user story.
 
     Pieces with fewer than MIN_INTENT_WORDS content words join their neighbour (the text between them
     kept as written, so "writes and signs" stays "writes and signs"). At most MAX_INTENTS pieces: a longer
