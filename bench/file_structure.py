@@ -136,7 +136,6 @@ import argparse
 import functools
 import json
 import math
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -688,13 +687,10 @@ _FILE_TEXT: dict[
 
 def file_texts(name: str) -> dict[str, str]:
     """Each code file's chunk texts joined and lower-cased, from the repository's dump (cached per run)."""
+    from bench.localization_eval import file_texts as texts_of_dump
+
     if name not in _FILE_TEXT:
-        dump = load_dump(WORK, name)
-        texts: dict[str, list[str]] = {}
-        for path, text, role in zip(dump.paths, dump.texts, dump.roles, strict=True):
-            if role == "code":
-                texts.setdefault(path, []).append(text)
-        _FILE_TEXT[name] = {p: "\n".join(t).lower() for p, t in texts.items()}
+        _FILE_TEXT[name] = texts_of_dump(load_dump(WORK, name))
     return _FILE_TEXT[name]
 
 
@@ -704,14 +700,14 @@ def literal_features(
     """LITERAL_FEATURES per candidate: which of the literals the task quotes (bench/localization_eval.py
     task_literals) each file's code contains as written (case folded), each literal weighted by how few
     code files contain it (session 14: not kept)."""
-    from bench.localization_eval import task_literals
+    from bench.localization_eval import literal_pattern, task_literals
 
     out = np.zeros((len(candidates), len(LITERAL_FEATURES)))
     literals = task_literals(repo.cases[case]["query"])
     if not literals:
         return out
     texts = file_texts(repo.name)
-    patterns = [re.compile(r"(?<![\w-])" + re.escape(lit.lower()) + r"(?![\w-])") for lit in literals]
+    patterns = [literal_pattern(lit) for lit in literals]
     df = [sum(1 for t in texts.values() if pat.search(t)) for pat in patterns]
     weights = [math.log(1 + len(texts) / d) if d else 0.0 for d in df]
     total = sum(weights)

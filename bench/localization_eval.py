@@ -514,6 +514,11 @@ def task_literals(text: str) -> tuple[str, ...]:
     return tuple(lit for lit in found if len(lit) >= 3)
 
 
+def literal_pattern(literal: str) -> re.Pattern[str]:
+    """The literal as written (lower-cased) and not part of a longer word or flag."""
+    return re.compile(r"(?<![\w-])" + re.escape(literal.lower()) + r"(?![\w-])")
+
+
 def literal_ranking(corpus: Any, query: str) -> list[str]:
     """Code files holding the literals the task quotes (task_literals), by the idf-weighted sum of those they
     hold, ties by whole-file BM25 of the task (an experiment of session 14: not kept)."""
@@ -526,7 +531,7 @@ def literal_ranking(corpus: Any, query: str) -> list[str]:
     texts = corpus._layout["file_texts"]
     score: dict[str, float] = {}
     for lit in literals:
-        pattern = re.compile(r"(?<![\w-])" + re.escape(lit.lower()) + r"(?![\w-])")
+        pattern = literal_pattern(lit)
         hits = [p for p, t in texts.items() if pattern.search(t)]
         for p in hits:
             score[p] = score.get(p, 0.0) + float(np.log(1 + len(texts) / len(hits)))
