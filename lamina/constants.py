@@ -359,8 +359,8 @@ USER_STORY_IS_ONE_INTENT = True
 # False/True: True; at FACET_WEIGHT 0.5 +1 compound on clinic: "The clinician signs the encounter documentation, then sends the
 # cardiologist a referral" — the second piece's cosine slightly prefers the note, its BM25 the referral),
 # else by INTENT_MIN_MARGIN in cosine (grid 0-0.16: 0.0); and only when both intents are in one sentence
-# (COMPOUND_SAME_SENTENCE, grid False/True: True; at FACET_WEIGHT 0.5 +2 lettings paraphrases whose second sentence is context:
-# "... please fix asap", "... Our tool kept their passport scan"). A sentence that starts with "Also",
+# (COMPOUND_SAME_SENTENCE; True in session 8, at FACET_WEIGHT 0.5 +2 lettings paraphrases whose second sentence is
+# context: "... please fix asap", "... Our tool kept their passport scan"; False since session 9's search). A sentence that starts with "Also",
 # "Then", "Plus", "And" or "Additionally" continues the one before (intents.split_intents_in_sentences).
 # Session 14: `--calibrate` on the twelve calibration graphs of split twelve-two (with the reading rules above)
 # moved only INTENT_MIN_COSINE, 0.30 -> 0.25: objective 0.672 -> 0.678 (macro 0.849 -> 0.850), 919 -> 917 of

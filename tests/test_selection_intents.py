@@ -396,6 +396,18 @@ def test_a_comma_inside_a_number_does_not_cut_a_task() -> None:
     )
 
 
+def test_numbers_listed_with_commas_and_and_stay_in_one_intent() -> None:
+    # Before session 15 the task was cut at "30," and at "60 and", and its last piece paired with the wrong root.
+    task = "Overdue balances should be aged at 30, 60 and 90 days on the monthly bills"
+    assert split_intents(task) == (task,)
+    # A cut with a number on one side only still cuts.
+    task = "Refund the customer for order 42 and email the customer a receipt with the new total"
+    assert split_intents(task) == (
+        "Refund the customer for order 42",
+        "email the customer a receipt with the new total",
+    )
+
+
 def test_a_terse_problem_report_no_root_matches_is_ambiguous_and_a_terse_request_is_new() -> None:
     from dataclasses import replace
 

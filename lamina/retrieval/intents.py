@@ -6,11 +6,12 @@ bill"). `split_intents` cuts it at the places where English joins two requests �
 before …" clause — and merges pieces with fewer than MIN_INTENT_WORDS content words into a neighbour,
 so "write and sign the note" stays one piece (the words between merged pieces are kept as written); a
 short piece that ends its sentence joins the piece before it in that sentence ("…; sort that out."). A
-sentence may end inside quotes ("… typed in.' While …"). A report (mood.py) and a user story ("As a …, I
-want …") are one intent; a list's points ("- …", "1) …", "(a) …") are one intent each. Each
-piece knows its sentence (`split_intents_in_sentences`): a sentence that does not start with "Also",
-"Then", "Plus", "And" or "Additionally" is a new sentence, and selection pairs intents of one sentence
-only, so a bug report's context sentence is not a second request. The cut only *proposes* intents: whether the task is
+sentence may end inside quotes ("… typed in.' While …"); numbers listed ("30, 60 and 90 days") are not
+cut apart. A report (mood.py) and a user story ("As a …, I want …") are one intent; a list's points
+("- …", "1) …", "(a) …") are one intent each. Each piece knows its sentence
+(`split_intents_in_sentences`): a sentence that does not start with "Also", "Then", "Plus", "And" or
+"Additionally" is a new sentence, so selection can pair only intents of one sentence
+(COMPOUND_SAME_SENTENCE; off since session 9's calibration). The cut only *proposes* intents: whether the task is
 compound is decided by selection from the evidence of each piece (lamina/retrieval/selection.py), never
 by the connecting word. Tokenization for ranking is unchanged (lamina/retrieval/tokenize.py).
 """
@@ -91,6 +92,12 @@ def _without_trailing_join(point: str) -> str:
     return core
 
 
+def _between_numbers(text: str, start: int, end: int) -> bool:
+    """The last character before `start` and the first after `end`, spaces aside, are digits."""
+    before, after = text[:start].rstrip()[-1:], text[end:].lstrip()[:1]
+    return before.isdigit() and after.isdigit()
+
+
 class _Piece(NamedTuple):
     start: int
     end: int
@@ -107,6 +114,8 @@ def _pieces(text: str) -> list[_Piece]:
     for m in _BOUNDARY.finditer(text):
         # A bare boundary is a sentence end: every other boundary holds a word or a mark.
         sentence_end = m.group(0).strip() == ""
+        if not sentence_end and _between_numbers(text, m.start(), m.end()):
+            continue  # "aged at 30, 60 and 90 days" is one list of numbers, not three requests
         if text[pos : m.start()].strip(" ,.;:!?"):
             out.append(_Piece(pos, m.start(), sentence, sentence_end))
         if sentence_end and not _ADDS_REQUEST.match(text, m.end()):
