@@ -93,8 +93,10 @@ def _without_trailing_join(point: str) -> str:
 
 
 def _between_numbers(text: str, start: int, end: int) -> bool:
-    """The last character before `start` and the first after `end`, spaces aside, are digits."""
-    before, after = text[:start].rstrip()[-1:], text[end:].lstrip()[:1]
+    """The last character before `start` and the first after `end`, a space aside, are digits. Reads at
+    most two characters on each side (the text's spaces are single), so a long task stays linear."""
+    before = text[max(0, start - 2) : start].rstrip()[-1:]
+    after = text[end : end + 2].lstrip()[:1]
     return before.isdigit() and after.isdigit()
 
 
