@@ -114,6 +114,20 @@ LETTINGS_CATEGORY = {
 # "twelve-four" (session 15, fixed before selection ever ran on museum and carhire): twelve-two's calibration
 # graphs, held out library and staffing (scored twice, misses never read) and museum and carhire, written in
 # session 15 by authors who never saw the ranking code, after every session-15 change was frozen.
+_TWELVE = (  # the calibration graphs of twelve-two and twelve-four
+    "lettings",
+    "clinic",
+    "saas",
+    "shop",
+    "transit",
+    "registry",
+    "parcels",
+    "water",
+    "insurance",
+    "council",
+    "hotel",
+    "fitness",
+)
 SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "lettings-clinic": (("lettings", "clinic"), ("saas", "shop")),
     "four-two": (("lettings", "clinic", "saas", "shop"), ("transit", "registry")),
@@ -127,37 +141,11 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ("insurance", "council", "hotel", "fitness"),
     ),
     "twelve-two": (
-        (
-            "lettings",
-            "clinic",
-            "saas",
-            "shop",
-            "transit",
-            "registry",
-            "parcels",
-            "water",
-            "insurance",
-            "council",
-            "hotel",
-            "fitness",
-        ),
+        _TWELVE,
         ("library", "staffing"),
     ),
     "twelve-four": (
-        (
-            "lettings",
-            "clinic",
-            "saas",
-            "shop",
-            "transit",
-            "registry",
-            "parcels",
-            "water",
-            "insurance",
-            "council",
-            "hotel",
-            "fitness",
-        ),
+        _TWELVE,
         ("library", "staffing", "museum", "carhire"),
     ),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
