@@ -530,19 +530,25 @@ def file_recall(graph: Graph, cache: VectorCache, k: int = 10) -> tuple[float, i
     return (sum(recalls) / len(recalls) if recalls else 0.0), len(recalls)
 
 
+def ranks_first(task: Task, scores: Any, roots: Sequence[Any]) -> bool:
+    """The fused ranking of `scores` (a selection.TextScores) puts the task's labelled root first among the
+    active roots."""
+    from lamina.retrieval.selection import rank_roots
+
+    active = [c.workflow for c in rank_roots(scores, roots) if c.filtered is None]
+    return bool(active) and active[0] == task.workflows[0]
+
+
 def ranked_first(graph: Graph, cache: VectorCache) -> tuple[int, int]:
     """Paraphrases whose labelled root the fused ranking puts first among active roots (no threshold
     involved): the ranking's share of the errors, against the decision's (render prints both)."""
-    from lamina.retrieval.selection import rank_roots
-
     first = total = 0
     for task in graph.tasks:
         if task.category != "paraphrase" or task.explicit:
             continue
         predict(task, graph, cache, Thresholds())  # fills _SCORES
         whole, _ = _SCORES[(graph.name, task.text)]
-        active = [c.workflow for c in rank_roots(whole, graph.index.roots) if c.filtered is None]
-        first += bool(active) and active[0] == task.workflows[0]
+        first += ranks_first(task, whole, graph.index.roots)
         total += 1
     return first, total
 

@@ -262,8 +262,7 @@ def cmd_synonyms(graphs: Sequence[quality.Graph], cache: quality.VectorCache, wo
                                  intents, whole.late)  # fmt: skip
                     got = sel.status, tuple(sorted(sel.workflows))
                 if t.category == "paraphrase":
-                    active = [c.workflow for c in rank_roots(whole, idx.roots) if c.filtered is None]
-                    first += bool(active) and active[0] == t.workflows[0]
+                    first += quality.ranks_first(t, whole, idx.roots)
                     paraphrases += 1
                 rows.append((g, t, quality.correct(t, got)))
         name = ",".join(f"{k}={v}" for k, v in variant.items())
