@@ -8,7 +8,13 @@ import pytest
 
 from lamina.retrieval.bm25 import build_bm25
 from lamina.retrieval.intents import selection_texts, split_intents
-from lamina.retrieval.mood import asks_for_something, reads_as_report, starts_with_order, tells_the_past
+from lamina.retrieval.mood import (
+    asks_for_something,
+    names_an_instance,
+    reads_as_report,
+    starts_with_order,
+    tells_the_past,
+)
 from lamina.retrieval.selection import RootDoc, Thresholds, select_for_task
 
 REPORTS = (
@@ -132,3 +138,30 @@ def test_a_past_tense_story_with_a_sentence_that_adds_a_point_is_not_one_report(
                                   "Localize the web app into Portuguese", "Rename the refund button"])  # fmt: skip
 def test_orders_to_change_software_ask_for_something(task: str) -> None:
     assert starts_with_order(task) and asks_for_something(task)
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Member's got married and needs her surname changing. She's at the Hexley desk now.",
+        "Power cut at Ashby, we're shutting at 11.",
+        "Need 3 copies each in the four big branches by Friday week.",
+        "1. Put on the website that Marden is shut tomorrow.",
+    ],
+)
+def test_a_capitalised_word_inside_a_sentence_names_a_particular_case(task: str) -> None:
+    assert names_an_instance(task)
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Let members renew their loans online.",  # a capital only where the sentence starts
+        "Why can't I extend my book?? It says someone else wants it.",  # after a sentence end
+        "Two things:\n- Chase the arrears\n- Close the account",  # at list items and line starts
+        "Send the HCAs their rotas. I want it done today.",  # acronyms and "I" are not names
+        '"Refund me" said the buyer',  # after an opening quote
+    ],
+)
+def test_capitals_where_text_starts_do_not_name_a_case(task: str) -> None:
+    assert not names_an_instance(task)

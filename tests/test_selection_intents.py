@@ -439,6 +439,34 @@ def test_a_terse_problem_report_no_root_matches_is_ambiguous_and_a_terse_request
     )
 
 
+def test_a_task_below_the_thresholds_that_names_a_particular_case_is_not_a_new_workflow() -> None:
+    from dataclasses import replace
+
+    on = replace(TH, instance_is_relevant=True)
+    low = [0.30, 0.10, 0.05]  # below dense_min_cosine (0.35); the first root still leads clearly
+    case = "Mrs Kowalski's lab order from the Hexley surgery has been sitting there for a week"
+    whole = _scores(case, low)
+    sel = select(case, ROOTS, whole.lexical, whole.coverage, whole.dense, on)
+    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
+    assert "below relevance thresholds, but names a particular case" in sel.reasons
+    # The same evidence without a named case, and the rule switched off, stay new.
+    general = "lab orders have been sitting there for a week with nobody looking at them"
+    whole = _scores(general, low)
+    assert (
+        select(general, ROOTS, whole.lexical, whole.coverage, whole.dense, on).status
+        == "new_workflow_required"
+    )
+    whole = _scores(case, low)
+    off = replace(on, instance_is_relevant=False)
+    assert (
+        select(case, ROOTS, whole.lexical, whole.coverage, whole.dense, off).status == "new_workflow_required"
+    )
+    # A named case still goes through the ambiguity checks: two roots level are ambiguous, not selected.
+    level = _scores(case, [0.30, 0.30, 0.05])
+    margin = replace(on, select_min_margin=0.01)
+    assert select(case, ROOTS, level.lexical, level.coverage, level.dense, margin).status == "ambiguous"
+
+
 def test_a_task_written_as_a_list_is_one_intent_per_point() -> None:
     from lamina.retrieval.intents import list_points, split_intents_in_sentences
 

@@ -118,6 +118,18 @@ def asked_words(task: str) -> list[str]:
     ]
 
 
+# A capitalised word (a person, a place, a firm, a day or a month: "Mrs Kowalski", "the Hexley desk",
+# "Harlow Engineering", "by Friday") where the text does not start a sentence, a line or a list item.
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+")
+_STARTS_HERE = re.compile(r"(?:^|[.!?:;\n]|\n\s*(?:\d+[.)]|[-*\u2022]))[\s\"'(\u201c\u2018*]*$")
+
+
+def names_an_instance(task: str) -> bool:
+    """The task names one particular case — someone, somewhere, some firm or day — by a capitalised word
+    inside a sentence: it is about running the product as it is, not about behaviour it lacks."""
+    return any(not _STARTS_HERE.search(task[: m.start()]) for m in _CAPITALISED.finditer(task))
+
+
 def reads_as_report(task: str) -> bool:
     """True when the task tells what happened and asks for nothing: one problem, read as one intent."""
     return tells_the_past(task) and not asks_for_something(task)

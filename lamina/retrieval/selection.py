@@ -34,6 +34,7 @@ from lamina.constants import (
     FACET_LEXICAL_WEIGHT,
     FACET_WEIGHT,
     INACTIVE_NEAR_MARGIN,
+    INSTANCE_IS_RELEVANT,
     INTENT_MIN_COSINE,
     INTENT_MIN_LIFT,
     INTENT_MIN_MARGIN,
@@ -54,7 +55,13 @@ from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_te
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, split_intents_in_sentences
-from lamina.retrieval.mood import asked_words, asks_for_something, reads_as_report, starts_with_order
+from lamina.retrieval.mood import (
+    asked_words,
+    asks_for_something,
+    names_an_instance,
+    reads_as_report,
+    starts_with_order,
+)
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -112,6 +119,7 @@ class Thresholds:
     compound_pair_only: bool = COMPOUND_PAIR_ONLY
     intent_picks_by_cosine: bool = INTENT_PICKS_BY_COSINE
     terse_problem_is_ambiguous: bool = TERSE_PROBLEM_IS_AMBIGUOUS
+    instance_is_relevant: bool = INSTANCE_IS_RELEVANT
 
 
 @dataclass(frozen=True)
@@ -492,14 +500,19 @@ def select(
         and top.cosine - best.cosine >= thresholds.inactive_margin
     ):
         return Selection("new_workflow_required", (), shown, (f"nearest root is {top.filtered}",))
+    instance: tuple[str, ...] = ()  # what the packet says when a named case stood in for relevance
     if not relevant:
         # A terse task that only tells of a problem ("Driver never turned up today.") is about behaviour the
         # product has: no root stands out, but it asks for nothing new.
         if thresholds.terse_problem_is_ambiguous and terse and not asks_for_something(task):
             return Selection("ambiguous", (), shown, ("a short problem report no root clearly matches",))
-        return Selection(
-            "new_workflow_required", (), shown, ("best root below relevance thresholds", *_reading(task))
-        )
+        if not (thresholds.instance_is_relevant and names_an_instance(task)):
+            return Selection(
+                "new_workflow_required", (), shown, ("best root below relevance thresholds", *_reading(task))
+            )
+        # A task about one particular case (a person, a place, a firm, a day, named inside a sentence) is
+        # about running the product as it is: below the thresholds, it still goes to the checks below.
+        instance = ("below relevance thresholds, but names a particular case",)
     if len(active) > 1:
         second = active[1]
         dense_lead, lexical_lead = leads(whole, roots, best.workflow)
@@ -512,7 +525,7 @@ def select(
             thresholds.lexical_ambiguity_margin is None or lexical_lead < thresholds.lexical_ambiguity_margin
         )
         if close_score and close_dense and close_lexical:
-            return Selection("ambiguous", (), shown, ("top roots not separated", *_reading(task)))
+            return Selection("ambiguous", (), shown, ("top roots not separated", *instance, *_reading(task)))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
         # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
         # The action counts only as an order ("Refund a paid order …"), not as a subject ("Refund went …").
@@ -524,8 +537,10 @@ def select(
             and second.cosine is not None
             and best.cosine - second.cosine < thresholds.terse_ambiguity_margin
         ):
-            return Selection("ambiguous", (), shown, ("terse task, top roots not separated", *_reading(task)))
-    return Selection("selected", (best.workflow,), shown, ("fused ranking", *_reading(task)))
+            return Selection(
+                "ambiguous", (), shown, ("terse task, top roots not separated", *instance, *_reading(task))
+            )
+    return Selection("selected", (best.workflow,), shown, ("fused ranking", *instance, *_reading(task)))
 
 
 def text_scores(
