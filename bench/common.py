@@ -257,3 +257,11 @@ def bootstrap_interval(
     means = arr[draw.integers(0, arr.size, size=(resamples, arr.size))].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
     return float(low), float(high)
+
+
+def paired_mean_difference(
+    a: object, b: object, resamples: int = 2000, seed: int = 0
+) -> tuple[float, tuple[float, float]]:
+    """Mean of a - b per item, with a 95% percentile-bootstrap interval (items resampled)."""
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    return float(d.mean()), bootstrap_interval(d, resamples, np.random.default_rng(seed))

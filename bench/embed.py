@@ -36,9 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.common import (  # noqa: E402
-    bootstrap_interval,
     figure,
     interleaved_slots,
+    paired_mean_difference,
     paired_speedup,
     pass_totals,
     print_report,
@@ -128,14 +128,6 @@ def baseline_model(path: Path) -> Path:
 def cosine_to(vectors: np.ndarray, reference: np.ndarray) -> np.ndarray:
     result: np.ndarray = (vectors * reference).sum(axis=1)
     return result
-
-
-def paired_mean_difference(
-    a: np.ndarray, b: np.ndarray, resamples: int = 2000, seed: int = 0
-) -> tuple[float, tuple[float, float]]:
-    """Mean of a - b per item, with a 95% percentile-bootstrap interval (items resampled)."""
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    return float(d.mean()), bootstrap_interval(d, resamples, np.random.default_rng(seed))
 
 
 def main() -> int:

@@ -92,20 +92,6 @@ class CrossEncoder:
         return [self.memo[(query, p)] for p in passages]
 
 
-def paired(values: Sequence[float], base: Sequence[float]) -> tuple[float, float, float]:
-    """Mean paired difference and its 95% bootstrap interval (resampling cases)."""
-    from bench.common import bootstrap_interval
-
-    diff = np.asarray(values) - np.asarray(base)
-    lo, hi = bootstrap_interval(diff.tolist(), 2000, np.random.default_rng(SEED))
-    return float(diff.mean()), lo, hi
-
-
-def auc(positive: Sequence[float], negative: Sequence[float]) -> float:
-    p, n = np.asarray(positive)[:, None], np.asarray(negative)[None, :]
-    return float((p > n).mean() + 0.5 * (p == n).mean())
-
-
 # --- localization ----------------------------------------------------------------------------------
 def file_mrr(order: Sequence[str], gold: set[str]) -> float:
     return next((1.0 / (i + 1) for i, f in enumerate(order[:10]) if f in gold), 0.0)
@@ -127,6 +113,7 @@ def reorders(files: Sequence[str], score: dict[str, float]) -> dict[str, list[st
 
 def cmd_localization(args: argparse.Namespace, encoder: CrossEncoder) -> None:
     from bench import localization_eval as le
+    from bench.common import paired_mean_difference
     from lamina.retrieval.localization import localize_all
 
     mrr: dict[str, list[float]] = collections.defaultdict(list)
@@ -158,7 +145,7 @@ def cmd_localization(args: argparse.Namespace, encoder: CrossEncoder) -> None:
                 per_repo[name][variant].append(value)
         print(f"{name}: {len(cases)} commits", flush=True)
     for variant, values in mrr.items():
-        d, lo, hi = paired(values, mrr["lamina"])
+        d, (lo, hi) = paired_mean_difference(values, mrr["lamina"], seed=SEED)
         repos = " ".join(f"{r} {np.mean(v[variant]):.3f}" for r, v in per_repo.items())
         print(f"{variant:<14} file MRR {np.mean(values):.3f}  Δ {d:+.3f} [{lo:+.3f}, {hi:+.3f}]  {repos}")
 
@@ -270,6 +257,8 @@ def rules() -> dict[str, Rule]:
 
 
 def cmd_selection(args: argparse.Namespace, encoder: CrossEncoder) -> None:
+    from bench.selection_evidence import auc
+
     rows = [r for r in selection_rows(args.graphs.split(","), encoder, args.roots) if r["active"]]
     decided = [r for r in rows if r["category"] not in ("exact_single", "exact_multi")]
 
@@ -281,10 +270,15 @@ def cmd_selection(args: argparse.Namespace, encoder: CrossEncoder) -> None:
         return s[0] - s[1] if len(s) > 1 else 99.0
 
     of = {c: [r for r in decided if r["category"] == c] for c in ("paraphrase", "absent", "vague")}
+
+    def separation(positive: list[float], negative: list[float]) -> float:
+        return auc([True] * len(positive) + [False] * len(negative), positive + negative)
+
+    para, absent, vague = of["paraphrase"], of["absent"], of["vague"]
     print(
-        f"AUC paraphrase > absent: cross-encoder {auc([best(r) for r in of['paraphrase']], [best(r) for r in of['absent']]):.3f},"
-        f" cosine {auc([r['cosine'] or 0 for r in of['paraphrase']], [r['cosine'] or 0 for r in of['absent']]):.3f};"
-        f" lead paraphrase > vague {auc([gap(r) for r in of['paraphrase']], [gap(r) for r in of['vague']]):.3f}"
+        f"AUC paraphrase > absent: cross-encoder {separation([best(r) for r in para], [best(r) for r in absent]):.3f},"
+        f" cosine {separation([r['cosine'] or 0.0 for r in para], [r['cosine'] or 0.0 for r in absent]):.3f};"
+        f" lead paraphrase > vague {separation([gap(r) for r in para], [gap(r) for r in vague]):.3f}"
     )
     categories = ("paraphrase", "compound", "vague", "absent")
 
