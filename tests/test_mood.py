@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lamina.retrieval.bm25 import build_bm25
-from lamina.retrieval.intents import selection_texts, split_intents
+from lamina.retrieval.intents import selection_texts, signals_several_requests, split_intents
 from lamina.retrieval.mood import (
     asks_for_something,
     names_an_instance,
@@ -165,3 +165,36 @@ def test_a_capitalised_word_inside_a_sentence_names_a_particular_case(task: str)
 )
 def test_capitals_where_text_starts_do_not_name_a_case(task: str) -> None:
     assert not names_an_instance(task)
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Two things: the overdue email should say how much they owe, and paying should unblock borrowing",
+        "Book the check-out visit. Also start the deposit proposal",
+        "Order 10 more copies, then make sure the boxes are processed before the 20th",
+        "Refund the Foster deposit. Separately, Fernley wants the return charges shown apart",
+        "Move the booking to Friday, and send the new times to the driver as well",
+        "Cancel the class and refund the members who booked it, too.",
+        "While we're at it, the locker rent should stop during a freeze",
+        "Fix the fare table. Second, publish the new timetable",
+        "When a tenant hands in their notice, book the check-out visit",
+        "- load the new fare table\n- publish the route 12 timetable",
+    ],
+)
+def test_a_task_that_says_it_asks_for_several_things(task: str) -> None:
+    assert signals_several_requests(task)
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        "Write and sign the visit note",
+        "Refund a paid order when the warehouse cannot ship it",
+        "The overdue email goes out too late for members with two loans",
+        "There are too many reminder texts on the second payment",
+        "Members can't see their loans after joining",
+    ],
+)
+def test_a_task_that_does_not_say_it_asks_for_several_things(task: str) -> None:
+    assert not signals_several_requests(task)

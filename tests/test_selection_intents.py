@@ -252,7 +252,8 @@ def test_each_intent_must_prefer_its_own_root_by_its_fused_ranking() -> None:
     its own root."""
     from dataclasses import replace
 
-    task = "The clinician signs the lab order, then sends the client an invoice for it"
+    # Written without a sign of several requests ("then", "also" …), so the task's own values apply.
+    task = "The clinician signs the lab order and sends the client an invoice for it"
     whole = _scores(task, [0.50, 0.45, 0.1], [2.0, 1.0, 0.0])
     first = _scores("The clinician signs the lab order", [0.60, 0.20, 0.1], [2.0, 0.0, 0.0])
     # Cosine prefers order-lab-test (0.50 > 0.48); BM25 ranks only send-bill, so the fused ranking prefers it.
@@ -275,7 +276,7 @@ def test_an_intent_picks_by_cosine_when_its_few_words_mislead_bm25() -> None:
     from dataclasses import replace
 
     roots = [*ROOTS[:2], RootDoc("chase-debt", "active", (), {"action": ("chase",)})]
-    task = "When a vet orders blood tests, send back whatever the client overpaid"
+    task = "A vet orders blood tests, send back whatever the client overpaid"  # no sign of several requests
     whole = _scores(task, [0.50, 0.45, 0.30], [1.0, 1.0, 1.0])
     first = _scores("When a vet orders blood tests", [0.60, 0.20, 0.20], [2.0, 0.0, 0.0])
     # BM25 matches one word of chase-debt's ("whatever"); the cosine says send-bill.
@@ -286,6 +287,36 @@ def test_an_intent_picks_by_cosine_when_its_few_words_mislead_bm25() -> None:
     fused = replace(th, intent_picks_by_cosine=False)  # the fused first of the second piece is chase-debt
     sel = select(task, roots, whole.lexical, whole.coverage, whole.dense, fused, [first, second])
     assert sel.status == "multi_workflow" and sel.workflows == ("order-lab-test", "chase-debt")
+
+
+def test_a_task_that_says_it_asks_for_several_things_is_read_with_the_signalled_values() -> None:
+    """A sign in words ("also", "then", a list …) switches compound_roots to the signalled_* values; the
+    evidence still decides, and the packet says the sign was read."""
+    from dataclasses import replace
+
+    first = _scores("A vet orders blood tests", [0.60, 0.20, 0.1])
+    second = _scores("put the lab fee on the client's bill", [0.2, 0.55, 0.1])
+    # The unsignalled values let no intent pick (a lift of 0.5 is out of reach); the signalled ones do.
+    th = replace(TH, intent_min_lift=0.5, signalled_intent_min_lift=0.0)
+    for task in ("A vet orders blood tests, put the lab fee on the client's bill",):
+        whole = _scores(task, [0.50, 0.45, 0.1])
+        sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, th, [first, second])
+        assert sel.status == "selected"
+    for task in (
+        "A vet orders blood tests, also put the lab fee on the client's bill",
+        "A vet orders blood tests, then put the lab fee on the client's bill",
+        "- A vet orders blood tests\n- put the lab fee on the client's bill",
+    ):
+        whole = _scores(task, [0.50, 0.45, 0.1])
+        sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, th, [first, second])
+        assert sel.status == "multi_workflow" and sel.workflows == ("order-lab-test", "send-bill")
+        assert sel.reasons == ("one root per intent", "the task says it asks for several things")
+    # A sign with evidence for one root only stays one root.
+    agree = _scores("put the lab fee on the client's bill", [0.55, 0.2, 0.1])
+    task = "A vet orders blood tests, also put the lab fee on the client's bill"
+    whole = _scores(task, [0.50, 0.45, 0.1])
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, th, [first, agree])
+    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
 
 
 def test_a_compound_task_names_the_one_pair_the_whole_task_ranks_best() -> None:

@@ -144,6 +144,28 @@ def list_points(task: str) -> list[str]:
     return [p for p in points if content_words(p)]
 
 
+# Words with which a task says it asks for more than one thing: "Two things: …", "… also …", "… as well",
+# "…, too.", "… then …", "Separately, …", "While we're at it, …", "Second, …", and a leading "When …, …" (the
+# second request follows the first's event). A list of points says it too (list_points).
+_SEVERAL_REQUESTS = re.compile(
+    r"""\b(?:two|three|2|3)\s+(?:things|asks|requests|jobs|issues|bits)\b
+    | \balso\b | \bas\s+well\b | \btoo\s*(?:[.!?,;]|$) | \bthen\b
+    | \b(?:separately|additionally|in\s+addition|plus|another\s+thing|on\s+another\s+note)\b
+    | \bwhile\s+(?:we're|you're|we\s+are|you\s+are)\s+at\s+it\b
+    | (?:^|[.!?:]\s+)second(?:ly)?\b
+    | ^\s*(?:when|whenever|once|after|if)\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def signals_several_requests(task: str) -> bool:
+    """The task says in words that it asks for more than one thing: a list of points, "two things", "also",
+    "as well", a clause-final "too", "then", "separately", "while we're at it", "second", or a leading
+    "when …" clause. Only a sign: selection still decides from each intent's evidence whether two roots are
+    needed (lamina/retrieval/selection.py; COMPOUND_SIGNALLED_* in lamina/constants.py)."""
+    return bool(_SEVERAL_REQUESTS.search(task)) or len(list_points(task)) >= 2
+
+
 def split_intents_in_sentences(task: str) -> tuple[tuple[str, int], ...]:
     """The task's candidate intents with the sentence each belongs to, in order; one piece (the whole task,
     sentence 0) when it has no usable cut, reads as a report (lamina/retrieval/mood.py) or is a user story.

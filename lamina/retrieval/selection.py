@@ -28,6 +28,9 @@ from lamina.constants import (
     COMPOUND_MAX_RANK,
     COMPOUND_PAIR_ONLY,
     COMPOUND_SAME_SENTENCE,
+    COMPOUND_SIGNALLED_INTENT_MIN_LIFT,
+    COMPOUND_SIGNALLED_MAX_RANK,
+    COMPOUND_SIGNALLED_PICKS_BY_COSINE,
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
     DENSE_MIN_LIFT,
@@ -54,7 +57,7 @@ from lamina.constants import (
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
-from lamina.retrieval.intents import content_words, split_intents_in_sentences
+from lamina.retrieval.intents import content_words, signals_several_requests, split_intents_in_sentences
 from lamina.retrieval.mood import (
     asked_words,
     asks_for_something,
@@ -120,6 +123,19 @@ class Thresholds:
     intent_picks_by_cosine: bool = INTENT_PICKS_BY_COSINE
     terse_problem_is_ambiguous: bool = TERSE_PROBLEM_IS_AMBIGUOUS
     instance_is_relevant: bool = INSTANCE_IS_RELEVANT
+    # compound_roots' values for a task that says it asks for several things (intents.signals_several_requests)
+    signalled_intent_min_lift: float = COMPOUND_SIGNALLED_INTENT_MIN_LIFT
+    signalled_compound_max_rank: int = COMPOUND_SIGNALLED_MAX_RANK
+    signalled_intent_picks_by_cosine: bool = COMPOUND_SIGNALLED_PICKS_BY_COSINE
+
+    def for_signalled_task(self) -> Thresholds:
+        """These thresholds with compound_roots' values for a task that says it asks for several things."""
+        return replace(
+            self,
+            intent_min_lift=self.signalled_intent_min_lift,
+            compound_max_rank=self.signalled_compound_max_rank,
+            intent_picks_by_cosine=self.signalled_intent_picks_by_cosine,
+        )
 
 
 @dataclass(frozen=True)
@@ -455,12 +471,16 @@ def select(
 
     if len(intents) >= 2:
         task_rank = {c.workflow: r for r, c in enumerate((c for c in candidates if c.filtered is None), 1)}
-        chosen, evidence = compound_roots(intents, roots, thresholds, task_rank)
+        # A task that says it asks for several things is read with looser picks; the evidence still decides.
+        signalled = signals_several_requests(task)
+        rules = thresholds.for_signalled_task() if signalled else thresholds
+        chosen, evidence = compound_roots(intents, roots, rules, task_rank)
         if len(chosen) >= 2:
             # Each chosen root appears with the evidence of the intent that chose it, then the task's own.
             rest = [c for c in candidates if c.workflow not in chosen]
             shown = tuple((evidence + rest)[: max(CANDIDATES_LIMIT, len(evidence))])
-            return Selection("multi_workflow", tuple(chosen), shown, ("one root per intent",))
+            sign = ("the task says it asks for several things",) if signalled else ()
+            return Selection("multi_workflow", tuple(chosen), shown, ("one root per intent", *sign))
 
     active = [c for c in candidates if c.filtered is None]
     if not active:
