@@ -32,6 +32,8 @@ Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLI
   eighteen-two session 17: calibrate on all eighteen graphs above (marina and solar had been scored once as
                held-out graphs); hold out brewery and school (bench/quality_data/, written in session 17 by
                authors who never saw the ranking code).
+  twenty-two   eighteen-two's graphs with brewery and school (scored once held out) as calibration; hold out
+               theatre and removals (written in session 17 by authors who never saw the ranking code).
 Every constant of the selection section of lamina/constants.py was set on the default split's calibration
 graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
 evaluates the calibration graphs alone. --held-out FOLDER (repeatable) adds a graph to the held-out set
@@ -163,6 +165,10 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "eighteen-two": (
         (*_TWELVE, "library", "staffing", "museum", "carhire", "marina", "solar"),
         ("brewery", "school"),
+    ),
+    "twenty-two": (
+        (*_TWELVE, "library", "staffing", "museum", "carhire", "marina", "solar", "brewery", "school"),
+        ("theatre", "removals"),
     ),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
@@ -357,6 +363,8 @@ _FOLDER_GRAPHS = (
     "solar",
     "brewery",
     "school",
+    "theatre",
+    "removals",
 )
 
 
