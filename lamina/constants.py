@@ -476,6 +476,18 @@ TERSE_PROBLEM_IS_AMBIGUOUS = True
 # against the session start, paired +0.010 [-0.02, +0.04] and +0.020 [0.00, +0.05] (docs/evaluation.md
 # "Session 16"): inside the noise, and no held-out loss.
 INSTANCE_IS_RELEVANT = True
+# A task of at least DETAILED_MIN_WORDS content words whose top roots are not separated (the `ambiguous` test
+# of selection.select) is `new_workflow_required`: a vague task says too little to tell roots apart, a
+# detailed one that still fits no root better than another describes what none of them does. None: off.
+# Session 18, the 22 calibration graphs of split twentytwo-two (2130 tasks): of the tasks that test made
+# `ambiguous` with more than TERSE_MAX_WORDS content words, vague ones have 1-8 content words (33) and absent
+# ones 7-15 (27); paraphrase (23) and compound (11) ones are wrong either way. From 8 words on, new instead of
+# ambiguous (/tmp/s18 det.py over the product's outcomes and reasons; then `bench/quality.py --split
+# twentytwo-two --calibration-only --no-recall --compare <the rule off>`): 7 / 8 / 9 / 10 / 12 words +21 / +22
+# / +18 / +17 / +6; at 8, 1696 -> 1718 of 2130, +0.010 [+0.006, +0.015] (24 fixed, all absent; 2 vague
+# broken; absent 147 -> 171 of 252). Sparing tasks that only a named case made relevant (INSTANCE_IS_RELEVANT)
+# keeps +9 of it: a detailed task that names a case and fits no root is still a request for something new.
+DETAILED_MIN_WORDS: int | None = 8
 TERSE_AMBIGUITY_MARGIN = 0.2
 TERSE_TRUSTS_ACTION = True
 # What a root is matched on (lamina/graph/documents.py workflow_facets): besides its whole document, each

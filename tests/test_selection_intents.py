@@ -493,10 +493,36 @@ def test_a_task_below_the_thresholds_that_names_a_particular_case_is_not_a_new_w
     assert (
         select(case, ROOTS, whole.lexical, whole.coverage, whole.dense, off).status == "new_workflow_required"
     )
-    # A named case still goes through the ambiguity checks: two roots level are ambiguous, not selected.
+    # A named case still goes through the ambiguity checks: two roots level are ambiguous, not selected
+    # (with the detailed-task rule off: the case has 8 content words; see the test below).
     level = _scores(case, [0.30, 0.30, 0.05])
-    margin = replace(on, select_min_margin=0.01)
+    margin = replace(on, select_min_margin=0.01, detailed_min_words=None)
     assert select(case, ROOTS, level.lexical, level.coverage, level.dense, margin).status == "ambiguous"
+
+
+def test_a_detailed_task_whose_top_roots_are_level_is_a_new_workflow_not_ambiguous() -> None:
+    from dataclasses import replace
+
+    level = [0.45, 0.45, 0.05]  # relevant, but neither root leads on any ranker
+    th = replace(TH, select_min_margin=0.01, detailed_min_words=8)
+    detailed = "Let customers pay for their lab work in three monthly instalments taken from their card"
+    assert len(content_words(detailed)) >= 8
+    whole = _scores(detailed, level)
+    sel = select(detailed, ROOTS, whole.lexical, whole.coverage, whole.dense, th)
+    assert sel.status == "new_workflow_required" and sel.workflows == ()
+    assert sel.reasons == ("a detailed task no root matches better than another",)
+    assert [c.workflow for c in sel.candidates][:2] == ["order-lab-test", "send-bill"]  # both still shown
+    # A vague task (fewer words) with the same evidence stays ambiguous, as does the detailed one with the
+    # rule off, or when one root leads.
+    vague = "lab invoice looks wrong for this patient"
+    assert 4 < len(content_words(vague)) < 8
+    whole = _scores(vague, level)
+    assert select(vague, ROOTS, whole.lexical, whole.coverage, whole.dense, th).status == "ambiguous"
+    whole = _scores(detailed, level)
+    off = replace(th, detailed_min_words=None)
+    assert select(detailed, ROOTS, whole.lexical, whole.coverage, whole.dense, off).status == "ambiguous"
+    whole = _scores(detailed, [0.60, 0.45, 0.05])
+    assert select(detailed, ROOTS, whole.lexical, whole.coverage, whole.dense, th).workflows == ("order-lab-test",)
 
 
 def test_a_task_written_as_a_list_is_one_intent_per_point() -> None:

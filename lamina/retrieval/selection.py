@@ -34,6 +34,7 @@ from lamina.constants import (
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
     DENSE_MIN_LIFT,
+    DETAILED_MIN_WORDS,
     FACET_LEXICAL_WEIGHT,
     FACET_WEIGHT,
     INACTIVE_NEAR_MARGIN,
@@ -123,6 +124,7 @@ class Thresholds:
     intent_picks_by_cosine: bool = INTENT_PICKS_BY_COSINE
     terse_problem_is_ambiguous: bool = TERSE_PROBLEM_IS_AMBIGUOUS
     instance_is_relevant: bool = INSTANCE_IS_RELEVANT
+    detailed_min_words: int | None = DETAILED_MIN_WORDS  # None: a detailed task may be ambiguous too
     # compound_roots' values for a task that says it asks for several things (intents.signals_several_requests)
     signalled_intent_min_lift: float = COMPOUND_SIGNALLED_INTENT_MIN_LIFT
     signalled_compound_max_rank: int = COMPOUND_SIGNALLED_MAX_RANK
@@ -508,7 +510,8 @@ def select(
     )
     # A terse task says little: it needs a clear lead to be selected, and a problem report no root matches is
     # ambiguous rather than new (below).
-    terse = len(content_words(task)) <= thresholds.terse_max_words
+    words = len(content_words(task))
+    terse = words <= thresholds.terse_max_words
     # A retired or deprecated root nearer the task than any active one (the fused first, with a cosine at
     # least `inactive_margin` above the best active root's): the product had this behaviour and dropped it,
     # so the task asks for a new workflow; the filtered root is candidates[0].
@@ -545,6 +548,15 @@ def select(
             thresholds.lexical_ambiguity_margin is None or lexical_lead < thresholds.lexical_ambiguity_margin
         )
         if close_score and close_dense and close_lexical:
+            # A vague task says too little to tell roots apart; a detailed one that still fits no root better
+            # than another describes what none of them does.
+            if thresholds.detailed_min_words is not None and words >= thresholds.detailed_min_words:
+                return Selection(
+                    "new_workflow_required",
+                    (),
+                    shown,
+                    ("a detailed task no root matches better than another",),
+                )
             return Selection("ambiguous", (), shown, ("top roots not separated", *instance, *_reading(task)))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
         # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
