@@ -364,6 +364,8 @@ _FOLDER_GRAPHS = (
     "school",
     "theatre",
     "removals",
+    "storage",
+    "driving",
 )
 
 
@@ -385,6 +387,8 @@ def load_graphs(
             graphs.append(Graph(name, index, status_of, tuple(tasks), late=late_index(index, cache)))
         elif name == "lettings":
             graphs.append(load_folder(lettings, cache, name))
+        else:  # a split that names a graph this list lacks must fail, never run without it
+            raise SystemExit(f"unknown graph {name!r}: add its folder to _FOLDER_GRAPHS in bench/quality.py")
     graphs.extend(load_folder(folder, cache) for folder in folders)
     return graphs
 

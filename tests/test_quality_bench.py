@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from bench import quality
 from lamina.retrieval.selection import Thresholds
@@ -104,6 +105,10 @@ def test_the_four_two_split_holds_out_the_fresh_graphs_and_task_ids_are_unique(t
     assert set(held_out) == {"transit", "registry"}
     for name, (cal, out) in quality.SPLITS.items():
         assert set(cal).isdisjoint(out), name
+        # every graph a split names is one load_graphs knows (an unknown one is an error, never skipped)
+        assert set(cal + out) <= {*quality._FOLDER_GRAPHS, "shop", "lettings"}, name
+    with pytest.raises(SystemExit, match="unknown graph 'nowhere'"):
+        quality.load_graphs(["nowhere"], _cache(tmp_path), tmp_path)
     (shop,) = quality.load_graphs(["shop"], _cache(tmp_path), tmp_path)
     ids = [t.id for t in shop.tasks]  # two tasks.toml files in folders named shop: ids must not collide
     assert len(ids) == len(set(ids)) and any(i.startswith("example:") for i in ids)
