@@ -148,6 +148,7 @@ _TWELVE = (  # the calibration graphs of twelve-two and twelve-four
 _SIXTEEN = (*_TWELVE, "library", "staffing", "museum", "carhire")
 _EIGHTEEN = (*_SIXTEEN, "marina", "solar")
 _TWENTY = (*_EIGHTEEN, "brewery", "school")
+_TWENTY_TWO = (*_TWENTY, "theatre", "removals")
 SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "lettings-clinic": (("lettings", "clinic"), ("saas", "shop")),
     "four-two": (("lettings", "clinic", "saas", "shop"), ("transit", "registry")),
@@ -171,8 +172,8 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "sixteen-two": (_SIXTEEN, ("marina", "solar")),
     "eighteen-two": (_EIGHTEEN, ("brewery", "school")),
     "twenty-two": (_TWENTY, ("theatre", "removals")),
-    "twentytwo-two": ((*_TWENTY, "theatre", "removals"), ("storage", "driving")),
-    "twentyfour-two": ((*_TWENTY, "theatre", "removals", "storage", "driving"), ("pharmacy", "golf")),
+    "twentytwo-two": (_TWENTY_TWO, ("storage", "driving")),
+    "twentyfour-two": ((*_TWENTY_TWO, "storage", "driving"), ("pharmacy", "golf")),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 DEFAULT_SPLIT = "lettings-clinic"

@@ -555,7 +555,7 @@ def select(
                     "new_workflow_required",
                     (),
                     shown,
-                    ("a detailed task no root matches better than another",),
+                    ("a detailed task no root matches better than another", *instance, *_reading(task)),
                 )
             return Selection("ambiguous", (), shown, ("top roots not separated", *instance, *_reading(task)))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
