@@ -521,8 +521,9 @@ def test_a_detailed_task_whose_top_roots_are_level_is_a_new_workflow_not_ambiguo
     whole = _scores(detailed, level)
     off = replace(th, detailed_min_words=None)
     assert select(detailed, ROOTS, whole.lexical, whole.coverage, whole.dense, off).status == "ambiguous"
-    whole = _scores(detailed, [0.60, 0.45, 0.05])
-    assert select(detailed, ROOTS, whole.lexical, whole.coverage, whole.dense, th).workflows == ("order-lab-test",)
+    lead = _scores(detailed, [0.60, 0.45, 0.05])
+    chosen = select(detailed, ROOTS, lead.lexical, lead.coverage, lead.dense, th)
+    assert chosen.status == "selected" and chosen.workflows == ("order-lab-test",)
 
 
 def test_a_task_written_as_a_list_is_one_intent_per_point() -> None:
