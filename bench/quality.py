@@ -410,32 +410,42 @@ def load_graphs(
 _SCORES: dict[tuple[str, str], Any] = {}
 
 
+def task_scores_for(
+    task: Task,
+    graph: Graph,
+    cache: VectorCache,
+    index: RootIndex | None = None,
+    vector_of: Callable[[str], np.ndarray] | None = None,
+) -> Any:
+    """The task's and its intents' scores against the graph's roots, as graphd computes them (task_scores;
+    the whole task's late-interaction scores from the graph's late index). `index` and `vector_of` replace
+    the graph's root index and the cached vectors of the task's texts (bench/selection_evidence.py)."""
+    idx = index or graph.index
+    texts = selection_texts(task.text)
+    vectors = dict(zip(texts, [vector_of(t) for t in texts] if vector_of else cache.get(texts), strict=True))
+    task_states = None if graph.late is None else cache.states(task.text)
+    late = None if graph.late is None or task_states is None else late_scores(graph.late, task_states)
+    return task_scores(
+        task.text, idx.roots, idx.bm25, idx.matrix, vectors[task.text], vectors, idx.facets, idx.lexicon, late
+    )
+
+
 def predict(task: Task, graph: Graph, cache: VectorCache, th: Thresholds) -> tuple[str, tuple[str, ...]]:
     """What `lamina work prepare` selects: select_for_task = task_scores + select, with the scores (which
     no threshold changes) computed once per task so that a grid search costs seconds."""
     if task.explicit:  # the --workflow path: no selection, but the id must be an active workflow
         ok = graph.status_of.get(task.explicit) == "active"
         return ("selected", (task.explicit,)) if ok else ("error", ())
-    idx = graph.index
     key = (graph.name, task.text)
     if key not in _SCORES:
-        texts = selection_texts(task.text)
-        vectors = dict(zip(texts, cache.get(texts), strict=True))
-        task_states = None if graph.late is None else cache.states(task.text)
-        late = None if graph.late is None or task_states is None else late_scores(graph.late, task_states)
-        _SCORES[key] = task_scores(
-            task.text,
-            idx.roots,
-            idx.bm25,
-            idx.matrix,
-            vectors[task.text],
-            vectors,
-            idx.facets,
-            idx.lexicon,
-            late,
-        )
-    whole, intents = _SCORES[key]
-    sel = select(task.text, idx.roots, whole.lexical, whole.coverage, whole.dense, th, intents, whole.late)
+        _SCORES[key] = task_scores_for(task, graph, cache)
+    return decided(task, graph.index, _SCORES[key], th)
+
+
+def decided(task: Task, index: RootIndex, scores: Any, th: Thresholds) -> tuple[str, tuple[str, ...]]:
+    """The outcome `select` gives for the task's scores (task_scores_for), as (status, sorted workflows)."""
+    whole, intents = scores
+    sel = select(task.text, index.roots, whole.lexical, whole.coverage, whole.dense, th, intents, whole.late)
     return sel.status, tuple(sorted(sel.workflows))
 
 

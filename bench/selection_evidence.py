@@ -85,7 +85,7 @@ import bench.quality as quality  # noqa: E402
 from lamina.retrieval.bm25 import bm25_scores, idf  # noqa: E402
 from lamina.retrieval.dense import as_unit_matrix, cosine_scores, l2_normalize  # noqa: E402
 from lamina.retrieval.intents import content_words, selection_texts  # noqa: E402
-from lamina.retrieval.late import content_states, late_scores  # noqa: E402
+from lamina.retrieval.late import content_states  # noqa: E402
 from lamina.retrieval.selection import (  # noqa: E402
     FacetIndex,
     RootIndex,
@@ -137,17 +137,8 @@ def decide(
     given (the task's late-interaction scores are the product's)."""
     if task.explicit or (index is None and vector_of is None):
         return quality.predict(task, graph, cache, Thresholds())
-    idx = index or graph.index
-    texts = selection_texts(task.text)
-    vectors = {t: (vector_of(t) if vector_of else cache.get([t])[0]) for t in texts}
-    states = None if graph.late is None else cache.states(task.text)
-    late = None if states is None or graph.late is None else late_scores(graph.late, states)
-    whole, intents = task_scores(task.text, idx.roots, idx.bm25, idx.matrix, vectors[task.text], vectors,
-                                 idx.facets, idx.lexicon, late)  # fmt: skip
-    sel = select(
-        task.text, idx.roots, whole.lexical, whole.coverage, whole.dense, Thresholds(), intents, whole.late
-    )
-    return sel.status, tuple(sorted(sel.workflows))
+    scores = quality.task_scores_for(task, graph, cache, index, vector_of)
+    return quality.decided(task, index or graph.index, scores, Thresholds())
 
 
 def report(name: str, rows: Sequence[tuple[quality.Graph, quality.Task, bool]], extra: str = "") -> None:
