@@ -126,8 +126,19 @@ commits; paired Δ variant - base LORO [95% bootstrap]):
   dockercli (16 flags, 22 backticks) -0.004, lazygit +0.005, tokio +0.010. NOT KEPT (what a literal says, the
   task's identifier terms already say).
 
+Results, session 19 (2026-12-05, `--work /tmp/eval learn --family phrases`, six tuning repositories, 593
+commits; paired Δ variant - base LORO [95% bootstrap]):
+
+- `--family phrases`: pairs of adjacent task terms (query_terms in order) that a file holds adjacent (terms
+  one or two apart in its path and its chunks, tokenized as BM25 does), each pair weighted by how few code
+  files hold it (phrase_share), and the file's rank among the candidates by that share (phrase_rank1). Gold
+  against others 0.346 / 0.091 and 0.474 / 0.079 — as strong alone as any feature measured — but both: MRR
+  -0.002 [-0.011, +0.007], R@1 -0.002, symbol -0.000; phrase_share alone MRR -0.004 [-0.009, -0.000];
+  lazygit +0.012, typeorm +0.013, jsoup -0.022 [-0.047, -0.003]. NOT KEPT (where a task's words stand
+  together, BM25's best chunk, the path match and the exact-name ranker already rank the file).
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
-        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history|literals] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history|literals|phrases] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
 
 from __future__ import annotations
@@ -727,11 +738,74 @@ def literal_features(
     return out
 
 
+PHRASE_FEATURES = (
+    "phrase_share",  # idf-weighted share of the task's adjacent term pairs found adjacent in the file's path or code
+    "phrase_rank1",  # 1 / the file's rank among the candidates by phrase_share (0 when it has none)
+)
+# repository -> code file -> its term pairs (this run)
+_FILE_PAIRS: dict[str, dict[str, frozenset[tuple[str, str]]]] = {}
+
+
+def file_pairs(name: str) -> dict[str, frozenset[tuple[str, str]]]:
+    """Each code file's adjacent term pairs (terms one or two apart, so an identifier's joined form between
+    its parts does not hide them), over its path and its chunks' text as tokenized for BM25 (cached per run)."""
+    from lamina.retrieval.tokenize import tokenize
+
+    if name not in _FILE_PAIRS:
+        dump = load_dump(WORK, name)
+        texts: dict[str, list[str]] = {}
+        for path, text, role in zip(dump.paths, dump.texts, dump.roles, strict=True):
+            if role == "code":
+                texts.setdefault(path, [path.replace("/", " ").replace(".", " ")]).append(text)
+        out = {}
+        for path, parts in texts.items():
+            pairs: set[tuple[str, str]] = set()
+            for part in parts:
+                terms = tokenize(part)
+                pairs.update(zip(terms, terms[1:], strict=False))
+                pairs.update(zip(terms, terms[2:], strict=False))
+            out[path] = frozenset(pairs)
+        _FILE_PAIRS[name] = out
+    return _FILE_PAIRS[name]
+
+
+def phrase_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
+) -> np.ndarray:
+    """PHRASE_FEATURES per candidate: which pairs of adjacent task terms (query_terms, in order) each file
+    holds adjacent, each pair weighted by how few code files hold it (session 19)."""
+    from lamina.retrieval.tokenize import query_terms
+
+    out = np.zeros((len(candidates), len(PHRASE_FEATURES)))
+    terms = query_terms(repo.cases[case]["query"])
+    wanted = list(dict.fromkeys(p for p in zip(terms, terms[1:], strict=False) if p[0] != p[1]))
+    if not wanted:
+        return out
+    pairs = file_pairs(repo.name)
+    df = [sum(1 for ps in pairs.values() if w in ps) for w in wanted]
+    weights = [math.log(1 + len(pairs) / d) if d else 0.0 for d in df]
+    total = sum(weights)
+    if total <= 0:
+        return out
+    share = np.zeros(len(candidates))
+    for i, (f, _, _) in enumerate(candidates):
+        ps = pairs.get(state.layout.files[f], frozenset())
+        share[i] = sum(wt for w, wt in zip(wanted, weights, strict=True) if wt and w in ps) / total
+    out[:, 0] = share
+    if share.any():
+        order = np.lexsort((np.arange(len(share)), -share))
+        rank1 = np.zeros(len(share))
+        rank1[order] = 1.0 / np.arange(1, len(share) + 1)
+        out[:, 1] = np.where(share > 0, rank1, 0.0)
+    return out
+
+
 FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features),
                  "local": (LOCAL_FEATURES, local_features),
                  "names": (NAME_FEATURES, name_features),
                  "history": (HISTORY_FEATURES, history_features),
-                 "literals": (LITERAL_FEATURES, literal_features)})  # fmt: skip
+                 "literals": (LITERAL_FEATURES, literal_features),
+                 "phrases": (PHRASE_FEATURES, phrase_features)})  # fmt: skip
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
@@ -996,7 +1070,7 @@ def main() -> None:
     lp.add_argument("--drop", nargs="*")
     lp.add_argument(
         "--family",
-        choices=("struct", "cover", "local", "names", "history", "literals"),
+        choices=("struct", "cover", "local", "names", "history", "literals", "phrases"),
         default="struct",
         help="the candidate features",
     )
