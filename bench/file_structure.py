@@ -705,6 +705,14 @@ def file_texts(name: str) -> dict[str, str]:
     return _FILE_TEXT[name]
 
 
+def share_and_rank(share: np.ndarray) -> np.ndarray:
+    """Two feature columns: each candidate's share, and 1 / its rank by that share (ties in the candidates'
+    fused order; 0 for a candidate with no share)."""
+    from lamina.retrieval.file_scorer import reciprocal_rank
+
+    return np.column_stack([share, np.where(share > 0, reciprocal_rank(share), 0.0)])
+
+
 def literal_features(
     repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
 ) -> np.ndarray:
@@ -729,13 +737,7 @@ def literal_features(
     for i, (f, _, _) in enumerate(candidates):
         text = texts.get(layout.files[f], "")
         share[i] = sum(w for pat, w in zip(patterns, weights, strict=True) if w and pat.search(text)) / total
-    out[:, 0] = share
-    if share.any():
-        order = np.lexsort((np.arange(len(share)), -share))
-        rank1 = np.zeros(len(share))
-        rank1[order] = 1.0 / np.arange(1, len(share) + 1)
-        out[:, 1] = np.where(share > 0, rank1, 0.0)
-    return out
+    return share_and_rank(share)
 
 
 PHRASE_FEATURES = (
@@ -791,13 +793,7 @@ def phrase_features(
     for i, (f, _, _) in enumerate(candidates):
         ps = pairs.get(state.layout.files[f], frozenset())
         share[i] = sum(wt for w, wt in zip(wanted, weights, strict=True) if wt and w in ps) / total
-    out[:, 0] = share
-    if share.any():
-        order = np.lexsort((np.arange(len(share)), -share))
-        rank1 = np.zeros(len(share))
-        rank1[order] = 1.0 / np.arange(1, len(share) + 1)
-        out[:, 1] = np.where(share > 0, rank1, 0.0)
-    return out
+    return share_and_rank(share)
 
 
 FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features),
