@@ -751,18 +751,14 @@ _FILE_PAIRS: dict[str, dict[str, frozenset[tuple[str, str]]]] = {}
 def file_pairs(name: str) -> dict[str, frozenset[tuple[str, str]]]:
     """Each code file's adjacent term pairs (terms one or two apart, so an identifier's joined form between
     its parts does not hide them), over its path and its chunks' text as tokenized for BM25 (cached per run)."""
+    from bench.localization_eval import code_chunk_texts
     from lamina.retrieval.tokenize import tokenize
 
     if name not in _FILE_PAIRS:
-        dump = load_dump(WORK, name)
-        texts: dict[str, list[str]] = {}
-        for path, text, role in zip(dump.paths, dump.texts, dump.roles, strict=True):
-            if role == "code":
-                texts.setdefault(path, [path.replace("/", " ").replace(".", " ")]).append(text)
         out = {}
-        for path, parts in texts.items():
+        for path, chunks in code_chunk_texts(load_dump(WORK, name)).items():
             pairs: set[tuple[str, str]] = set()
-            for part in parts:
+            for part in (path.replace("/", " ").replace(".", " "), *chunks):
                 terms = tokenize(part)
                 pairs.update(zip(terms, terms[1:], strict=False))
                 pairs.update(zip(terms, terms[2:], strict=False))
@@ -1066,7 +1062,7 @@ def main() -> None:
     lp.add_argument("--drop", nargs="*")
     lp.add_argument(
         "--family",
-        choices=("struct", "cover", "local", "names", "history", "literals", "phrases"),
+        choices=tuple(FAMILIES),
         default="struct",
         help="the candidate features",
     )

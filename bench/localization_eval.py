@@ -482,13 +482,18 @@ def whole_file_ranking(corpus: Any, query: str) -> list[str]:
     return [paths[i] for i in order[:200] if scores[i] > 0]
 
 
-def file_texts(dump: Dump) -> dict[str, str]:
-    """Each code file's chunk texts joined and lower-cased, from a dump."""
+def code_chunk_texts(dump: Dump) -> dict[str, list[str]]:
+    """Each code file's chunk texts as written, in the dump's order."""
     texts: dict[str, list[str]] = {}
     for path, text, role in zip(dump.paths, dump.texts, dump.roles, strict=True):
         if role == "code":
             texts.setdefault(path, []).append(text)
-    return {p: "\n".join(t).lower() for p, t in texts.items()}
+    return texts
+
+
+def file_texts(dump: Dump) -> dict[str, str]:
+    """Each code file's chunk texts joined and lower-cased, from a dump."""
+    return {p: "\n".join(t).lower() for p, t in code_chunk_texts(dump).items()}
 
 
 # Text a task quotes as written: a command-line flag (`--include-content`), a backticked span (`gh repo sync`)

@@ -153,6 +153,7 @@ _EIGHTEEN = (*_SIXTEEN, "marina", "solar")
 _TWENTY = (*_EIGHTEEN, "brewery", "school")
 _TWENTY_TWO = (*_TWENTY, "theatre", "removals")
 _TWENTY_FOUR = (*_TWENTY_TWO, "storage", "driving")
+_TWENTY_SIX = (*_TWENTY_FOUR, "pharmacy", "golf")
 SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "lettings-clinic": (("lettings", "clinic"), ("saas", "shop")),
     "four-two": (("lettings", "clinic", "saas", "shop"), ("transit", "registry")),
@@ -178,7 +179,7 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "twenty-two": (_TWENTY, ("theatre", "removals")),
     "twentytwo-two": (_TWENTY_TWO, ("storage", "driving")),
     "twentyfour-two": (_TWENTY_FOUR, ("pharmacy", "golf")),
-    "twentysix-two": ((*_TWENTY_FOUR, "pharmacy", "golf"), ("funeral", "dental")),
+    "twentysix-two": (_TWENTY_SIX, ("funeral", "dental")),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 DEFAULT_SPLIT = "lettings-clinic"
