@@ -36,6 +36,7 @@ TH = Thresholds(
     inactive_margin=0.05,
     terse_max_words=4,
     terse_ambiguity_margin=0.2,
+    decision={},  # these tests are of the rules; tests/test_decision.py tests the learned decision
 )
 
 

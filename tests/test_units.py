@@ -163,6 +163,7 @@ def test_outcomes_follow_the_named_thresholds() -> None:
         dense_ambiguity_margin=0.03,
         lexical_ambiguity_margin=0.1,  # BM25's lead (0 here in the ambiguous case) must not separate them
         terse_max_words=0,  # the terse-task rule is tested in tests/test_selection_intents.py
+        decision={},  # the rules alone (tests/test_decision.py tests the learned decision)
     )
     lex, cov, dense = _scores([2.0, 1.0, 0.0], [0.6, 0.2, 0.0], [0.6, 0.3, 0.1])
     assert select("something about orders", ROOTS, lex, cov, dense, th).status == "selected"

@@ -11,6 +11,7 @@ Only graph-derived documents take part; source chunks never do.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -50,12 +51,17 @@ from lamina.constants import (
     REPORT_IS_ONE_INTENT,
     RRF_K,
     SELECT_MIN_MARGIN,
+    SELECTION_DECISION,
+    SELECTION_DECISION_INTERCEPTS,
+    SELECTION_DECISION_MIN_PROBABILITY,
     TERSE_AMBIGUITY_MARGIN,
     TERSE_MAX_WORDS,
     TERSE_PROBLEM_IS_AMBIGUOUS,
     TERSE_TRUSTS_ACTION,
 )
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
+from lamina.retrieval.decision import OUTCOMES as DECISION_OUTCOMES
+from lamina.retrieval.decision import learned_outcome
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, signals_several_requests, split_intents_in_sentences
@@ -65,6 +71,7 @@ from lamina.retrieval.mood import (
     names_an_instance,
     reads_as_report,
     starts_with_order,
+    tells_the_past,
 )
 from lamina.retrieval.tokenize import tokenize
 
@@ -129,6 +136,13 @@ class Thresholds:
     signalled_intent_min_lift: float = COMPOUND_SIGNALLED_INTENT_MIN_LIFT
     signalled_compound_max_rank: int = COMPOUND_SIGNALLED_MAX_RANK
     signalled_intent_picks_by_cosine: bool = COMPOUND_SIGNALLED_PICKS_BY_COSINE
+    # The learned decision (lamina/retrieval/decision.py): per feature, its weight for each outcome, and the
+    # outcomes' intercepts. Empty: the rules alone decide.
+    decision: Mapping[str, tuple[float, ...]] = field(
+        default_factory=lambda: dict(SELECTION_DECISION), repr=False
+    )
+    decision_intercepts: tuple[float, ...] = field(default=SELECTION_DECISION_INTERCEPTS, repr=False)
+    decision_min_probability: float = SELECTION_DECISION_MIN_PROBABILITY  # to override the rules
 
     def for_signalled_task(self) -> Thresholds:
         """These thresholds with compound_roots' values for a task that says it asks for several things."""
@@ -459,7 +473,148 @@ def select(
 ) -> Selection:
     """Decide the outcome. lexical_scores/coverage/dense_scores/late (the whole task's late-interaction
     scores, lamina/retrieval/late.py) are aligned with `roots`; `intents` holds the scores of each intent of
-    the task when it has two or more (lamina/retrieval/intents.py)."""
+    the task when it has two or more (lamina/retrieval/intents.py).
+
+    The rules (`decide_by_rules`) decide first; then, with `thresholds.decision` and a cosine
+    ranking, the learned decision (lamina/retrieval/decision.py) re-decides from the same evidence and the
+    rules' outcome; its outcome replaces the rules' when its probability reaches
+    `thresholds.decision_min_probability`. A root named by id or alias is never re-decided."""
+    ruled = decide_by_rules(task, roots, lexical_scores, coverage, dense_scores, thresholds, intents, late)
+    if not thresholds.decision or dense_scores is None or ruled.reasons == ("exact id or alias",):
+        return ruled
+    whole = TextScores(task, lexical_scores, coverage, dense_scores, late=late)
+    evidence = decision_evidence(whole, intents, roots, ruled.status)
+    if evidence is None:
+        return ruled
+    outcome, probability = learned_outcome(
+        evidence.features, thresholds.decision, thresholds.decision_intercepts
+    )
+    if (
+        outcome == ruled.status
+        or probability < thresholds.decision_min_probability
+        or (outcome == "multi_workflow" and evidence.pair is None)
+    ):
+        return ruled
+    why = f"learned decision ({probability:.2f}) over the rules' {ruled.status}"
+    shown = tuple(rank_roots(whole, roots)[:CANDIDATES_LIMIT])
+    if outcome == "selected":
+        return Selection(outcome, (evidence.best,), shown, ("fused ranking", why))
+    if outcome == "multi_workflow":
+        assert evidence.pair is not None
+        return Selection(outcome, evidence.pair, shown, ("one root per intent", why))
+    return Selection(outcome, (), shown, (why,))
+
+
+@dataclass(frozen=True)
+class DecisionEvidence:
+    """What the learned decision reads (features aligned with decision.FEATURES), the root it would
+    select and the pair it would name."""
+
+    features: tuple[float, ...]
+    best: str
+    pair: tuple[str, str] | None
+
+
+def decision_evidence(
+    whole: TextScores, intents: Sequence[TextScores], roots: Sequence[RootDoc], ruled: str
+) -> DecisionEvidence | None:
+    """The feature row of one task (None when no active root has evidence). `best` is the fused first
+    active root; `pair` is the pair of intent picks that prefer each other with the strongest lifts, else
+    the fused first two. Cosines are the whole task's; a lift is a cosine over the active roots' mean
+    (z: in the active roots' standard deviations); leads are `leads`'; late is late interaction
+    (lamina/retrieval/late.py); mood and length come from the task's words (lamina/retrieval/mood.py,
+    intents.py); the last four say which outcome the rules reached."""
+    if whole.dense is None:
+        return None
+    ranked = rank_roots(whole, roots)
+    active = [c for c in ranked if c.filtered is None]
+    if not active:
+        return None
+    best, second = active[0], (active[1] if len(active) > 1 else active[0])
+    index = {r.workflow: i for i, r in enumerate(roots)}
+    live = [i for i, r in enumerate(roots) if r.status == "active"]
+    mean = float(active_mean(whole.dense, roots) or 0.0)
+    spread = float(np.std(whole.dense[live])) + 1e-6
+    cosines = np.sort(whole.dense[live])[::-1]
+    best_cos = float(whole.dense[index[best.workflow]])
+    second_cos = float(whole.dense[index[second.workflow]])
+    inactive_cos = max((float(whole.dense[index[c.workflow]]) for c in ranked if c.filtered), default=-1.0)
+    dense_lead, lexical_lead = leads(whole, roots, best.workflow)
+    picks = []  # (its best active root, that root's lift, the intent's fused scores)
+    for intent in intents:
+        ranked_k = [c for c in rank_roots(intent, roots) if c.filtered is None]
+        if ranked_k and intent.dense is not None:
+            lift_k = float(intent.dense[index[ranked_k[0].workflow]]) - float(
+                active_mean(intent.dense, roots) or 0.0
+            )
+            picks.append((ranked_k[0], lift_k, {c.workflow: c.score for c in ranked_k}))
+    pair: tuple[str, str] | None = (best.workflow, second.workflow) if second is not best else None
+    mutual = pair_lift = pair_cos = 0.0
+    strongest: tuple[float, float] | None = None
+    for (a, la, fa), (b, lb, fb) in itertools.combinations(picks, 2):
+        if a.workflow == b.workflow:
+            continue
+        prefer = float(
+            fa.get(a.workflow, 0) > fa.get(b.workflow, 0) and fb.get(b.workflow, 0) > fb.get(a.workflow, 0)
+        )
+        if strongest is None or (prefer, min(la, lb)) > strongest:
+            strongest = (prefer, min(la, lb))
+            pair, mutual, pair_lift = (a.workflow, b.workflow), prefer, min(la, lb)
+            pair_cos = min(a.cosine or 0.0, b.cosine or 0.0)
+    late_best = late_lead = late_below_top = 0.0
+    if whole.late is not None:
+        late_live = np.sort(whole.late[live])[::-1]
+        late_best = float(whole.late[index[best.workflow]])
+        late_lead = float(late_live[0] - late_live[1]) if len(late_live) > 1 else 0.0
+        late_below_top = late_best - float(late_live[0])
+    text = whole.text
+    row = (
+        best_cos,
+        best_cos - second_cos,
+        best_cos - mean,
+        dense_lead or 0.0,
+        lexical_lead,
+        best.coverage,
+        float(best.lexical_rank == 1 and best.dense_rank == 1),
+        (best.score - second.score) * 60,
+        math.log1p(len(content_words(text))),
+        inactive_cos - best_cos,
+        float(any(b.kind == "action" for b in best.boosts)),
+        sum(b.value for b in best.boosts) * 1000,
+        float(len(intents) >= 2),
+        mutual,
+        pair_lift,
+        pair_cos,
+        second_cos - mean,
+        float(cosines[2]) - mean if len(cosines) > 2 else 0.0,
+        (best_cos - second_cos) / spread,
+        (best_cos - mean) / spread,
+        late_best,
+        late_lead,
+        late_below_top,
+        float(signals_several_requests(text)),
+        float(names_an_instance(text)),
+        float(asks_for_something(text)),
+        float(reads_as_report(text)),
+        float(tells_the_past(text)),
+        float(len(intents)),
+        float(len({sentence for _, sentence in split_intents_in_sentences(text)})),
+        *(float(ruled == outcome) for outcome in DECISION_OUTCOMES),
+    )
+    return DecisionEvidence(tuple(float(v) for v in row), best.workflow, pair)
+
+
+def decide_by_rules(
+    task: str,
+    roots: Sequence[RootDoc],
+    lexical_scores: np.ndarray,
+    coverage: np.ndarray,
+    dense_scores: np.ndarray | None,
+    thresholds: Thresholds = Thresholds(),
+    intents: Sequence[TextScores] = (),
+    late: np.ndarray | None = None,
+) -> Selection:
+    """The outcome by the named thresholds alone (select's arguments)."""
     status_of = {r.workflow: r.status for r in roots}
     exact = exact_matches(task, roots)
     exact_active = [w for w in exact if status_of[w] == "active"]
