@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -165,6 +166,7 @@ class Selection:
 _NON_WORD = re.compile(r"[^a-z0-9]+")
 
 
+@lru_cache(maxsize=1 << 16)  # every ranking compares the task with each root's terms: the same few hundred
 def normalize_phrase(text: str) -> str:
     """Lower-case words separated by single spaces: the form phrase matching compares."""
     return " ".join(_NON_WORD.split(text.lower())).strip()
