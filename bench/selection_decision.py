@@ -14,11 +14,14 @@ Printed: per category and per graph, right of total for the rules and for the le
 paired difference with its 95% bootstrap interval; then the coefficients fitted on every calibration graph,
 as lamina/constants.py holds them (SELECTION_DECISION, SELECTION_DECISION_INTERCEPTS).
 
-Session 20 (2026-12-06), split twentysix-two (26 calibration graphs, 1920 decided tasks), C 0.1: rules 1419,
-learned (leave one graph out) 1489, paired +0.036 [+0.024, +0.050] (125 fixed, 55 broken; paraphrase 776 ->
-791, compound 146 -> 156, vague 290 -> 308, absent 201 -> 228); C 0.3 / 1.0: +68 / +69; graphs weighing the
-same instead of tasks: +62 (C 0.1). Without the rules' outcome as a feature +53 (142 fixed, 89 broken);
-without the mood features +36; without late interaction +59.
+Session 20 (2026-12-06), split twentysix-two (26 calibration graphs, 1920 decided tasks), C 0.1, --floor 0
+(every override): rules 1419, learned (leave one graph out) 1489, paired +0.036 [+0.024, +0.050] (125 fixed, 55
+broken; paraphrase 776 -> 791, compound 146 -> 156, vague 290 -> 308, absent 201 -> 228); C 0.3 / 1.0: +68 /
++69; graphs weighing the same instead of tasks: +62 (C 0.1). Without the rules' outcome as a feature +53 (142
+fixed, 89 broken); without the mood features +36; without late interaction +59. --floor 0.5 / 0.6 / 0.65 /
+0.7 / 0.8: +70 / +70 / +57 / +50 / +31 (broken 40 / 19 / 12 / 8 / 4); the product's floor is 0.65
+(lamina/constants.py says why), where this prints 1476, +0.030 [+0.021, +0.040]. Held out on five graphs,
+frozen: 397 -> 406 of 500, +0.018 [0.000, +0.036] (docs/evaluation.md, "Session 20").
 
 Session 9 (2026-12-04) measured the same regression without the rules' outcome, late interaction or mood on
 the six graphs of "six-two" (420 tasks): 300-305 against the rules' 308, and concluded that the evidence, not

@@ -125,6 +125,9 @@ def test_a_learned_multi_workflow_names_the_evidence_pair_and_a_named_root_is_ne
     multi = replace(Thresholds(), decision=ZERO, decision_intercepts=(0.0, 0.0, 0.0, 5.0))
     sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, multi, intents)
     assert sel.status == "multi_workflow" and set(sel.workflows) == {"order-lab-test", "send-bill"}
+    assert sel.reasons[0] == "one root per intent"
+    alone = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, multi)  # no intents: the best two
+    assert alone.workflows == ("order-lab-test", "send-bill") and alone.reasons[0] == "the two best roots"
     assert sel == select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, multi, intents)  # stable
     named = "send-bill for the lab order"
     new = replace(Thresholds(), decision=ZERO, decision_intercepts=(0.0, 0.0, 5.0, 0.0))

@@ -503,7 +503,8 @@ def select(
         return Selection(outcome, (evidence.best,), shown, ("fused ranking", why))
     if outcome == "multi_workflow":
         assert evidence.pair is not None
-        return Selection(outcome, evidence.pair, shown, ("one root per intent", why))
+        how = "one root per intent" if evidence.pair_by_intents else "the two best roots"
+        return Selection(outcome, evidence.pair, shown, (how, why))
     return Selection(outcome, (), shown, (why,))
 
 
@@ -515,6 +516,7 @@ class DecisionEvidence:
     features: tuple[float, ...]
     best: str
     pair: tuple[str, str] | None
+    pair_by_intents: bool = False  # the pair is two intents' picks, not the fused first two
 
 
 def decision_evidence(
@@ -603,7 +605,7 @@ def decision_evidence(
         float(len({sentence for _, sentence in split_intents_in_sentences(text)})),
         *(float(ruled == outcome) for outcome in DECISION_OUTCOMES),
     )
-    return DecisionEvidence(tuple(float(v) for v in row), best.workflow, pair)
+    return DecisionEvidence(tuple(float(v) for v in row), best.workflow, pair, strongest is not None)
 
 
 def decide_by_rules(
