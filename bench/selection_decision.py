@@ -9,7 +9,8 @@ lamina/constants.py) and `selection.decision_evidence` reads the evidence the pr
 reads. A multinomial logistic regression (L2 penalty 1 / (2c) on standardised features, every task weighing
 the same) over the four outcomes is fitted leave-one-graph-out: each graph's tasks are decided by a model
 fitted on the other graphs only, exactly as `selection.select` applies it (an outcome equal to the rules'
-keeps the rules' roots; `selected` names the fused first active root, `multi_workflow` the evidence's pair).
+keeps the rules' roots; `selected` names the fused first active root, `multi_workflow` the evidence's pair: each
+left-out graph is decided by `selection.select` itself, with the fitted coefficients in its Thresholds).
 Printed: per category and per graph, right of total for the rules and for the learned decision, and the
 paired difference with its 95% bootstrap interval; then the coefficients fitted on every calibration graph,
 as lamina/constants.py holds them (SELECTION_DECISION, SELECTION_DECISION_INTERCEPTS).
@@ -62,7 +63,7 @@ DEFAULT_FLOOR = SELECTION_DECISION_MIN_PROBABILITY
 
 @dataclass(frozen=True)
 class Row:
-    graph: str
+    graph: quality.Graph
     task: quality.Task
     ruled: tuple[str, tuple[str, ...]]
     ruled_right: bool
@@ -83,7 +84,7 @@ def rows_of(split: str, cache: quality.VectorCache) -> list[Row]:
             whole, intents = quality._SCORES[(g.name, task.text)]
             evidence = decision_evidence(whole, intents, g.index.roots, ruled[0])
             if evidence is not None:
-                rows.append(Row(g.name, task, ruled, quality.correct(task, ruled), evidence))
+                rows.append(Row(g, task, ruled, quality.correct(task, ruled), evidence))
     cache.save()
     return rows
 
@@ -112,37 +113,24 @@ def fit(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]
     return coef / sd[:, None], w[p * k :] - (mu / sd) @ coef
 
 
-def applied(row: Row, outcome: str, probability: float, floor: float) -> tuple[str, tuple[str, ...]]:
-    """What selection.select returns for this row when the learned decision says `outcome` with
-    `probability` and overrides the rules from `floor` on."""
-    if (
-        outcome == row.ruled[0]
-        or probability < floor
-        or (outcome == "multi_workflow" and row.evidence.pair is None)
-    ):
-        return row.ruled
-    if outcome == "selected":
-        return outcome, (row.evidence.best,)
-    if outcome == "multi_workflow":
-        assert row.evidence.pair is not None
-        return outcome, tuple(sorted(row.evidence.pair))
-    return outcome, ()
-
-
 def leave_one_graph_out(rows: list[Row], c: float, floor: float) -> list[tuple[str, tuple[str, ...]]]:
+    """Each graph's tasks decided by `selection.select` with coefficients fitted on the other graphs."""
     x = np.array([r.evidence.features for r in rows])
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
-    names = np.array([r.graph for r in rows])
+    names = np.array([r.graph.name for r in rows])
     decided: list[tuple[str, tuple[str, ...]]] = [("", ())] * len(rows)
     for g in sorted(set(names.tolist())):
         train = names != g
         coef, bias = fit(x[train], y[train], c)
+        th = replace(
+            Thresholds(),
+            decision=dict(zip(FEATURES, (tuple(w) for w in coef.tolist()), strict=True)),
+            decision_intercepts=tuple(bias.tolist()),
+            decision_min_probability=floor,
+        )
         for n in np.flatnonzero(~train):
-            scores = x[n] @ coef + bias
-            probabilities = np.exp(scores - scores.max())
-            probabilities /= probabilities.sum()
-            best = int(np.argmax(probabilities))
-            decided[n] = applied(rows[n], OUTCOMES[best], float(probabilities[best]), floor)
+            row = rows[n]
+            decided[n] = quality.decided(row.task, row.graph.index, quality._SCORES[(g, row.task.text)], th)
     return decided
 
 
@@ -181,7 +169,7 @@ def main() -> None:
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for r, ok in zip(rows, right, strict=True):
-        for key in (r.task.category, f"graph {r.graph}"):
+        for key in (r.task.category, f"graph {r.graph.name}"):
             table[key]["n"] += 1
             table[key]["rules"] += r.ruled_right
             table[key]["learned"] += ok
@@ -201,7 +189,7 @@ def main() -> None:
         with args.predictions.open("w") as out:
             for r, got, ok in zip(rows, learned, right, strict=True):
                 record = {
-                    "graph": r.graph,
+                    "graph": r.graph.name,
                     "id": r.task.id,
                     "category": r.task.category,
                     "want": [r.task.status, list(r.task.workflows)],

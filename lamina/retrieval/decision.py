@@ -17,7 +17,8 @@ import numpy as np
 
 OUTCOMES = ("selected", "ambiguous", "new_workflow_required", "multi_workflow")
 
-# The evidence, in the order selection.decision_evidence computes it (its docstring defines each one).
+# The evidence selection.decision_evidence computes, by name (its docstring says what each one is); a feature
+# row and the coefficients follow this order.
 FEATURES = (
     "cosine",
     "cosine_over_second",

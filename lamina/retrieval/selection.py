@@ -61,6 +61,7 @@ from lamina.constants import (
     TERSE_TRUSTS_ACTION,
 )
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
+from lamina.retrieval.decision import FEATURES as DECISION_FEATURES
 from lamina.retrieval.decision import OUTCOMES as DECISION_OUTCOMES
 from lamina.retrieval.decision import learned_outcome
 from lamina.retrieval.dense import cosine_scores
@@ -572,40 +573,42 @@ def decision_evidence(
         late_lead = float(late_live[0] - late_live[1]) if len(late_live) > 1 else 0.0
         late_below_top = late_best - float(late_live[0])
     text = whole.text
-    row = (
-        best_cos,
-        best_cos - second_cos,
-        best_cos - mean,
-        dense_lead or 0.0,
-        lexical_lead,
-        best.coverage,
-        float(best.lexical_rank == 1 and best.dense_rank == 1),
-        (best.score - second.score) * 60,
-        math.log1p(len(content_words(text))),
-        inactive_cos - best_cos,
-        float(any(b.kind == "action" for b in best.boosts)),
-        sum(b.value for b in best.boosts) * 1000,
-        float(len(intents) >= 2),
-        mutual,
-        pair_lift,
-        pair_cos,
-        second_cos - mean,
-        float(cosines[2]) - mean if len(cosines) > 2 else 0.0,
-        (best_cos - second_cos) / spread,
-        (best_cos - mean) / spread,
-        late_best,
-        late_lead,
-        late_below_top,
-        float(signals_several_requests(text)),
-        float(names_an_instance(text)),
-        float(asks_for_something(text)),
-        float(reads_as_report(text)),
-        float(tells_the_past(text)),
-        float(len(intents)),
-        float(len({sentence for _, sentence in split_intents_in_sentences(text)})),
-        *(float(ruled == outcome) for outcome in DECISION_OUTCOMES),
-    )
-    return DecisionEvidence(tuple(float(v) for v in row), best.workflow, pair, strongest is not None)
+    value = {
+        "cosine": best_cos,
+        "cosine_over_second": best_cos - second_cos,
+        "lift": best_cos - mean,
+        "dense_lead": dense_lead or 0.0,
+        "lexical_lead": lexical_lead,
+        "coverage": best.coverage,
+        "rankers_agree": float(best.lexical_rank == 1 and best.dense_rank == 1),
+        "fused_margin": (best.score - second.score) * 60,
+        "log_words": math.log1p(len(content_words(text))),
+        "inactive_over_best": inactive_cos - best_cos,
+        "action_boost": float(any(b.kind == "action" for b in best.boosts)),
+        "boost_total": sum(b.value for b in best.boosts) * 1000,
+        "several_intents": float(len(intents) >= 2),
+        "pair_prefer_each_other": mutual,
+        "pair_lift": pair_lift,
+        "pair_cosine": pair_cos,
+        "second_lift": second_cos - mean,
+        "third_lift": float(cosines[2]) - mean if len(cosines) > 2 else 0.0,
+        "cosine_over_second_z": (best_cos - second_cos) / spread,
+        "lift_z": (best_cos - mean) / spread,
+        "late": late_best,
+        "late_lead": late_lead,
+        "late_below_top": late_below_top,
+        "signals_several": float(signals_several_requests(text)),
+        "names_an_instance": float(names_an_instance(text)),
+        "asks_for_something": float(asks_for_something(text)),
+        "reads_as_report": float(reads_as_report(text)),
+        "tells_the_past": float(tells_the_past(text)),
+        "intents": float(len(intents)),
+        "sentences": float(len({sentence for _, sentence in split_intents_in_sentences(text)})),
+        **{f"rules_{outcome}": float(ruled == outcome) for outcome in DECISION_OUTCOMES},
+    }
+    assert value.keys() == set(DECISION_FEATURES)  # one name per feature, none left out
+    features = tuple(float(value[name]) for name in DECISION_FEATURES)
+    return DecisionEvidence(features, best.workflow, pair, strongest is not None)
 
 
 def decide_by_rules(
