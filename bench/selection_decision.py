@@ -21,8 +21,8 @@ broken; paraphrase 776 -> 791, compound 146 -> 156, vague 290 -> 308, absent 201
 +69; graphs weighing the same instead of tasks: +62 (C 0.1). Without the rules' outcome as a feature +53 (142
 fixed, 89 broken); without the mood features +36; without late interaction +59. --floor 0.5 / 0.6 / 0.65 /
 0.7 / 0.8: +70 / +70 / +57 / +50 / +31 (broken 40 / 19 / 12 / 8 / 4); the product's floor is 0.65
-(lamina/constants.py says why), where this prints 1476, +0.030 [+0.021, +0.040]. Held out on eight graphs,
-frozen: 627 -> 644 of 800, +0.021 [+0.008, +0.036] (docs/evaluation.md, "Session 20").
+(lamina/constants.py says why), where this prints 1476, +0.030 [+0.021, +0.040]. Held out on eleven graphs,
+frozen: 845 -> 873 of 1100, +0.025 [+0.013, +0.039] (docs/evaluation.md, "Session 20").
 
 Session 9 (2026-12-04) measured the same regression without the rules' outcome, late interaction or mood on
 the six graphs of "six-two" (420 tasks): 300-305 against the rules' 308, and concluded that the evidence, not
