@@ -483,10 +483,12 @@ def select(
     rules' outcome; its outcome replaces the rules' when its probability reaches
     `thresholds.decision_min_probability`. A root named by id or alias is never re-decided."""
     ruled = decide_by_rules(task, roots, lexical_scores, coverage, dense_scores, thresholds, intents, late)
-    if not thresholds.decision or dense_scores is None or ruled.reasons == ("exact id or alias",):
+    named = any(c.exact and c.filtered is None for c in ruled.candidates)  # exact matches are listed first
+    if not thresholds.decision or dense_scores is None or named:
         return ruled
     whole = TextScores(task, lexical_scores, coverage, dense_scores, late=late)
-    evidence = decision_evidence(whole, intents, roots, ruled.status)
+    ranked = rank_roots(whole, roots)
+    evidence = decision_evidence(whole, intents, roots, ruled.status, ranked)
     if evidence is None:
         return ruled
     outcome, probability = learned_outcome(
@@ -499,7 +501,7 @@ def select(
     ):
         return ruled
     why = f"learned decision ({probability:.2f}) over the rules' {ruled.status}"
-    shown = tuple(rank_roots(whole, roots)[:CANDIDATES_LIMIT])
+    shown = tuple(ranked[:CANDIDATES_LIMIT])
     if outcome == "selected":
         return Selection(outcome, (evidence.best,), shown, ("fused ranking", why))
     if outcome == "multi_workflow":
@@ -521,9 +523,14 @@ class DecisionEvidence:
 
 
 def decision_evidence(
-    whole: TextScores, intents: Sequence[TextScores], roots: Sequence[RootDoc], ruled: str
+    whole: TextScores,
+    intents: Sequence[TextScores],
+    roots: Sequence[RootDoc],
+    ruled: str,
+    ranked: Sequence[Candidate] | None = None,
 ) -> DecisionEvidence | None:
-    """The feature row of one task (None when no active root has evidence). `best` is the fused first
+    """The feature row of one task (None when no active root has evidence); `ranked` is the whole task's
+    `rank_roots`, computed here when not given. `best` is the fused first
     active root; `pair` is the pair of intent picks that prefer each other with the strongest lifts, else
     the fused first two. Cosines are the whole task's; a lift is a cosine over the active roots' mean
     (z: in the active roots' standard deviations); leads are `leads`'; late is late interaction
@@ -531,7 +538,8 @@ def decision_evidence(
     intents.py); the last four say which outcome the rules reached."""
     if whole.dense is None:
         return None
-    ranked = rank_roots(whole, roots)
+    if ranked is None:
+        ranked = rank_roots(whole, roots)
     active = [c for c in ranked if c.filtered is None]
     if not active:
         return None
