@@ -36,6 +36,7 @@ FEATURES = (
     "pair_prefer_each_other",
     "pair_lift",
     "pair_cosine",
+    "piece_lexical_gain",
     "second_lift",
     "third_lift",
     "cosine_over_second_z",
