@@ -510,55 +510,43 @@ DETAILED_MIN_WORDS: int | None = 8
 # overrides of the rules break fewer tasks on graphs nobody calibrated on. At 0.65: +0.030 [+0.021, +0.040]
 # (paraphrase 776 -> 795, compound 146 -> 155, vague 290 -> 301, absent 201 -> 219).
 SELECTION_DECISION_MIN_PROBABILITY = 0.65
-# The learned decision does not turn a root the rules selected, which both rankers put first, into
-# new_workflow_required: two independent rankers agreeing is the strongest evidence selection has that the
-# task is about that root. Session 21, leave one graph out over the 37 graphs of thirtyseven-seven (a session
-# script over bench/selection_decision.py's fits): those overrides fixed 5 tasks and broke 3 (2109 -> 2107 of
-# 2745 with the guard); in sample, the example shop's "Let people correct the street and postcode on an
-# order before the parcel leaves" (both rankers first, p(new) 0.67) was one of the broken (tests/goldens).
-SELECTION_DECISION_KEEPS_AGREED = True
-# The learned decision's `piece_lexical_gain` compares the best root with the whole task's next five active
-# roots (session 20: the labelled second root of a compound task is among the whole task's top five for 422 of
-# 490 compound tasks of the 37 read graphs; session 21's compound_diag script). Not tuned.
-DECISION_PARTNERS = 5
 SELECTION_DECISION: dict[str, tuple[float, float, float, float]] = {
-    "cosine": (0.3651, -2.1631, 1.8967, -0.0987),
-    "cosine_over_second": (0.3101, 0.1137, 0.2133, -0.6371),
-    "lift": (0.3154, 0.0734, -0.6614, 0.2727),
-    "dense_lead": (0.2377, -0.8350, 1.0583, -0.4610),
-    "lexical_lead": (1.1977, -0.8853, -0.6374, 0.3250),
-    "coverage": (-0.6203, -0.2442, 1.4761, -0.6117),
-    "rankers_agree": (0.0897, 0.0855, -0.5307, 0.3554),
-    "fused_margin": (1.3052, 1.0499, 1.4010, -3.7561),
-    "log_words": (1.6865, -4.1492, 0.0614, 2.4013),
-    "inactive_over_best": (-2.7062, -1.2869, 6.4341, -2.4410),
-    "action_boost": (-0.4277, -0.3104, 0.7296, 0.0085),
-    "boost_total": (0.5340, -0.5202, -0.4237, 0.4099),
-    "several_intents": (-0.4480, -0.4867, 0.2060, 0.7286),
-    "pair_prefer_each_other": (0.5462, -0.3546, -0.1982, 0.0066),
-    "pair_lift": (0.3691, -1.7119, -2.4795, 3.8222),
-    "pair_cosine": (-0.4813, -0.7944, 0.6514, 0.6243),
-    "piece_lexical_gain": (-0.7174, -0.3691, 0.1259, 0.9605),
-    "second_lift": (0.0087, -0.0835, -1.7936, 1.8684),
-    "third_lift": (-1.4482, 2.4141, -0.0642, -0.9018),
-    "cosine_over_second_z": (0.0248, -0.0154, 0.0926, -0.1019),
-    "lift_z": (-0.1649, 0.1641, 0.0209, -0.0201),
-    "late": (0.9369, 3.9049, -4.2953, -0.5464),
-    "late_lead": (8.5848, -4.4063, -6.3786, 2.2000),
-    "late_below_top": (8.1239, -7.5438, -4.1336, 3.5535),
-    "signals_several": (-0.5932, -0.6629, -0.6397, 1.8958),
-    "names_an_instance": (0.2838, 0.0590, -0.8847, 0.5420),
-    "asks_for_something": (-0.2321, -0.8795, 0.3900, 0.7216),
-    "reads_as_report": (0.2029, 0.6494, -0.7361, -0.1161),
-    "tells_the_past": (0.1579, -0.3413, -0.5907, 0.7741),
-    "intents": (0.0776, -0.1550, 0.0490, 0.0284),
-    "sentences": (0.8389, -0.1334, -0.7231, 0.0176),
-    "rules_selected": (0.1937, -0.5473, 0.1453, 0.2082),
-    "rules_ambiguous": (-0.2435, 1.2098, -0.6894, -0.2769),
-    "rules_new_workflow_required": (0.0842, -0.1189, 0.4504, -0.4157),
-    "rules_multi_workflow": (-0.2437, -0.1308, -0.0214, 0.3959),
+    "cosine": (0.3231, -2.3411, 0.6863, 1.3317),
+    "cosine_over_second": (0.2392, 0.0523, 0.1652, -0.4567),
+    "lift": (-0.0366, -0.1000, -0.5524, 0.6890),
+    "dense_lead": (0.3581, 0.2034, 0.5566, -1.1181),
+    "lexical_lead": (1.3163, -0.8699, -0.5385, 0.0921),
+    "coverage": (-0.3501, -0.4263, 1.7254, -0.9490),
+    "rankers_agree": (0.1891, -0.0254, -0.6940, 0.5303),
+    "fused_margin": (1.0418, 1.4325, 1.2430, -3.7173),
+    "log_words": (1.1439, -3.6669, 0.3962, 2.1268),
+    "inactive_over_best": (-2.6362, -1.0853, 5.9831, -2.2616),
+    "action_boost": (-0.5170, -0.1125, 0.7111, -0.0816),
+    "boost_total": (0.5682, -0.3887, -0.5338, 0.3543),
+    "several_intents": (-0.2195, -0.4728, 0.1328, 0.5595),
+    "pair_prefer_each_other": (0.2511, -0.3486, -0.2220, 0.3194),
+    "pair_lift": (-1.9984, -1.7028, -1.7152, 5.4164),
+    "pair_cosine": (0.1004, -0.8063, 0.6036, 0.1024),
+    "second_lift": (-0.5635, -0.3139, -1.4820, 2.3594),
+    "third_lift": (1.9190, 1.3579, 0.0699, -3.3468),
+    "cosine_over_second_z": (0.0384, -0.0368, 0.0980, -0.0996),
+    "lift_z": (-0.2057, 0.1926, 0.0284, -0.0153),
+    "late": (0.5914, 4.0864, -3.6208, -1.0569),
+    "late_lead": (8.1838, -3.4632, -5.3565, 0.6359),
+    "late_below_top": (7.3069, -3.3949, -3.9844, 0.0723),
+    "signals_several": (-0.7243, -0.5950, -0.6295, 1.9487),
+    "names_an_instance": (0.2567, -0.0562, -0.8425, 0.6420),
+    "asks_for_something": (-0.2823, -0.9202, 0.3560, 0.8465),
+    "reads_as_report": (0.3355, 0.6710, -0.7869, -0.2196),
+    "tells_the_past": (0.0860, -0.3640, -0.4629, 0.7409),
+    "intents": (-0.0035, -0.1620, 0.0886, 0.0768),
+    "sentences": (0.9789, -0.1555, -0.7137, -0.1097),
+    "rules_selected": (0.2284, -0.4675, 0.0453, 0.1938),
+    "rules_ambiguous": (-0.5039, 1.1647, -0.3958, -0.2650),
+    "rules_new_workflow_required": (0.1959, -0.1852, 0.4393, -0.4500),
+    "rules_multi_workflow": (-0.1342, -0.1669, -0.1590, 0.4601),
 }
-SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-4.6234, 8.8726, 4.0047, -8.2540)
+SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-3.4152, 8.0055, 3.1178, -7.7081)
 TERSE_AMBIGUITY_MARGIN = 0.2
 TERSE_TRUSTS_ACTION = True
 # What a root is matched on (lamina/graph/documents.py workflow_facets): besides its whole document, each

@@ -81,40 +81,6 @@ def test_the_evidence_row_reads_the_rankers_the_intents_and_the_rules_outcome() 
     assert dict(zip(FEATURES, alone.features, strict=True))["pair_prefer_each_other"] == 0.0
 
 
-def _lexical(text: str, dense: list[float], bm25: list[float]) -> TextScores:
-    return replace(_scores(text, dense), lexical=np.array(bm25, dtype=np.float32))
-
-
-def test_piece_lexical_gain_is_how_far_a_piece_prefers_a_runner_up_by_its_words() -> None:
-    task = "Reply to the customer about the glass in the cans, and pull that lot from sale"
-    whole = _lexical(task, [0.50, 0.45, 0.1], [4.0, 2.0, 0.0])
-
-    def gain(pieces: list[TextScores]) -> float:
-        evidence = decision_evidence(whole, pieces, ROOTS, "selected")
-        assert evidence is not None and evidence.best == "order-lab-test"
-        return dict(zip(FEATURES, evidence.features, strict=True))["piece_lexical_gain"]
-
-    # the second piece's words match the runner-up (3.0) more than the best root (1.0); the top piece score is 4.0
-    second_job = [
-        _lexical("reply", [0.6, 0.2, 0.1], [4.0, 0.0, 0.0]),
-        _lexical("pull", [0.3, 0.5, 0.1], [1.0, 3.0, 0.0]),
-    ]
-    assert abs(gain(second_job) - 0.5) < 1e-6
-    # every piece favours the best root: the largest gain is still the runner-up's, here below zero
-    one_job = [
-        _lexical("reply", [0.6, 0.2, 0.1], [4.0, 1.0, 0.0]),
-        _lexical("again", [0.5, 0.2, 0.1], [2.0, 1.0, 0.0]),
-    ]
-    assert abs(gain(one_job) - (-0.25)) < 1e-6
-    assert gain([]) == 0.0  # one piece (the whole task): no gain
-    # an inactive root is never a partner, however well a piece matches it
-    retired = [
-        _lexical("reply", [0.6, 0.2, 0.1], [4.0, 0.0, 0.0]),
-        _lexical("fax", [0.3, 0.2, 0.1], [0.0, 0.0, 9.0]),
-    ]
-    assert abs(gain(retired) - 0.0) < 1e-6
-
-
 def test_select_re_decides_the_rules_outcome_and_says_so() -> None:
     task = "Order a blood panel for the patient"
     whole = _scores(task, [0.70, 0.20, 0.1])
@@ -169,22 +135,6 @@ def test_a_learned_multi_workflow_names_the_evidence_pair_and_a_named_root_is_ne
     assert (
         sel.status == "selected" and sel.workflows == ("send-bill",) and sel.reasons == ("exact id or alias",)
     )
-
-
-def test_a_root_both_rankers_put_first_and_the_rules_selected_is_never_made_new() -> None:
-    task = "Order a blood panel for the patient"
-    whole = _lexical(task, [0.70, 0.20, 0.1], [3.0, 0.5, 0.0])  # both rankers put order-lab-test first
-    new = replace(Thresholds(), decision=ZERO, decision_intercepts=(0.0, 0.0, 5.0, 0.0))
-    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, new)
-    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
-    assert not any("learned" in reason for reason in sel.reasons)
-    unguarded = replace(new, decision_keeps_agreed=False)
-    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unguarded).status == (
-        "new_workflow_required"
-    )
-    # the guard is only against "new": the same agreement may still be re-decided as ambiguous
-    unsure = replace(new, decision_intercepts=(0.0, 5.0, 0.0, 0.0))
-    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure).status == "ambiguous"
 
 
 def test_without_a_cosine_ranking_the_rules_decide() -> None:

@@ -36,7 +36,6 @@ FEATURES = (
     "pair_prefer_each_other",
     "pair_lift",
     "pair_cosine",
-    "piece_lexical_gain",
     "second_lift",
     "third_lift",
     "cosine_over_second_z",

@@ -33,7 +33,6 @@ from lamina.constants import (
     COMPOUND_SIGNALLED_INTENT_MIN_LIFT,
     COMPOUND_SIGNALLED_MAX_RANK,
     COMPOUND_SIGNALLED_PICKS_BY_COSINE,
-    DECISION_PARTNERS,
     DENSE_AMBIGUITY_MARGIN,
     DENSE_MIN_COSINE,
     DENSE_MIN_LIFT,
@@ -55,7 +54,6 @@ from lamina.constants import (
     SELECT_MIN_MARGIN,
     SELECTION_DECISION,
     SELECTION_DECISION_INTERCEPTS,
-    SELECTION_DECISION_KEEPS_AGREED,
     SELECTION_DECISION_MIN_PROBABILITY,
     TERSE_AMBIGUITY_MARGIN,
     TERSE_MAX_WORDS,
@@ -147,8 +145,6 @@ class Thresholds:
     )
     decision_intercepts: tuple[float, ...] = field(default=SELECTION_DECISION_INTERCEPTS, repr=False)
     decision_min_probability: float = SELECTION_DECISION_MIN_PROBABILITY  # to override the rules
-    # a root both rankers put first, which the rules selected, is never made new by the learned decision
-    decision_keeps_agreed: bool = SELECTION_DECISION_KEEPS_AGREED
 
     def for_signalled_task(self) -> Thresholds:
         """These thresholds with compound_roots' values for a task that says it asks for several things."""
@@ -485,8 +481,7 @@ def select(
     The rules (`decide_by_rules`) decide first; then, with `thresholds.decision` and a cosine
     ranking, the learned decision (lamina/retrieval/decision.py) re-decides from the same evidence and the
     rules' outcome; its outcome replaces the rules' when its probability reaches
-    `thresholds.decision_min_probability`. A root named by id or alias is never re-decided, and (with
-    `decision_keeps_agreed`) a root the rules selected that both rankers put first is never made new."""
+    `thresholds.decision_min_probability`. A root named by id or alias is never re-decided."""
     ruled = decide_by_rules(task, roots, lexical_scores, coverage, dense_scores, thresholds, intents, late)
     named = any(c.exact and c.filtered is None for c in ruled.candidates)  # exact matches are listed first
     if not thresholds.decision or dense_scores is None or named:
@@ -499,17 +494,10 @@ def select(
     outcome, probability = learned_outcome(
         evidence.features, thresholds.decision, thresholds.decision_intercepts
     )
-    agreed = evidence.features[DECISION_FEATURES.index("rankers_agree")] == 1.0
     if (
         outcome == ruled.status
         or probability < thresholds.decision_min_probability
         or (outcome == "multi_workflow" and evidence.pair is None)
-        or (
-            thresholds.decision_keeps_agreed
-            and agreed
-            and ruled.status == "selected"
-            and outcome == "new_workflow_required"
-        )
     ):
         return ruled
     why = f"learned decision ({probability:.2f}) over the rules' {ruled.status}"
@@ -547,10 +535,7 @@ def decision_evidence(
     the fused first two. Cosines are the whole task's; a lift is a cosine over the active roots' mean
     (z: in the active roots' standard deviations); leads are `leads`'; late is late interaction
     (lamina/retrieval/late.py); mood and length come from the task's words (lamina/retrieval/mood.py,
-    intents.py); the last four say which outcome the rules reached. `piece_lexical_gain` is the most by
-    which one piece of the task (an intent) gives one of the whole task's next DECISION_PARTNERS active roots
-    a higher BM25 than the best root, as a share of the highest BM25 of any piece and root (0 for one piece):
-    a compound task has a piece about its second job, a paraphrase's pieces all favour its root."""
+    intents.py); the last four say which outcome the rules reached."""
     if whole.dense is None:
         return None
     if ranked is None:
@@ -589,16 +574,6 @@ def decision_evidence(
             strongest = (prefer, min(la, lb))
             pair, mutual, pair_lift = (a.workflow, b.workflow), prefer, min(la, lb)
             pair_cos = min(a.cosine or 0.0, b.cosine or 0.0)
-    piece_lexical_gain = 0.0  # a piece whose words a runner-up matches better than the best root does
-    if len(intents) >= 2:
-        pieces = np.array([intent.lexical for intent in intents])
-        top_piece = float(pieces.max())
-        if top_piece > 0.0:
-            own = pieces[:, index[best.workflow]]
-            partners = [index[c.workflow] for c in active[1 : 1 + DECISION_PARTNERS]]
-            piece_lexical_gain = max(
-                (float(np.max(pieces[:, r] - own)) / top_piece for r in partners), default=0.0
-            )
     late_best = late_lead = late_below_top = 0.0
     if whole.late is not None:
         late_live = np.sort(whole.late[live])[::-1]
@@ -623,7 +598,6 @@ def decision_evidence(
         "pair_prefer_each_other": mutual,
         "pair_lift": pair_lift,
         "pair_cosine": pair_cos,
-        "piece_lexical_gain": piece_lexical_gain,
         "second_lift": second_cos - mean,
         "third_lift": float(cosines[2]) - mean if len(cosines) > 2 else 0.0,
         "cosine_over_second_z": (best_cos - second_cos) / spread,
