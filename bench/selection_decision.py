@@ -49,6 +49,7 @@ import bench.quality as quality  # noqa: E402
 from bench.common import paired_mean_difference  # noqa: E402
 from lamina.constants import SELECTION_DECISION_MIN_PROBABILITY  # noqa: E402
 from lamina.retrieval.decision import FEATURES, OUTCOMES  # noqa: E402
+from lamina.retrieval.pairs import PAIR_FEATURES, best_pair  # noqa: E402
 from lamina.retrieval.selection import (  # noqa: E402
     DecisionEvidence,
     Thresholds,
@@ -58,6 +59,7 @@ from lamina.retrieval.selection import (  # noqa: E402
 
 DECIDED = ("paraphrase", "compound", "vague", "absent", "single_and")
 DEFAULT_C = 0.1
+DEFAULT_PAIR_C = 0.1
 DEFAULT_FLOOR = SELECTION_DECISION_MIN_PROBABILITY
 
 
@@ -113,9 +115,69 @@ def fit(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]
     return coef / sd[:, None], w[p * k :] - (mu / sd) @ coef
 
 
-def leave_one_graph_out(rows: list[Row], c: float, floor: float) -> list[tuple[str, tuple[str, ...]]]:
-    """Each graph's tasks decided by `selection.select` with coefficients fitted on the other graphs."""
+def labelled_pair(row: Row) -> int | None:
+    """Where the task's labelled pair is among its candidate pairs (None: not a two-root task, or not there)."""
+    table = row.evidence.pairs
+    want = tuple(sorted(row.task.workflows))
+    if row.task.status != "multi_workflow" or len(want) != 2 or table is None or want not in table.pairs:
+        return None
+    return table.pairs.index((want[0], want[1]))
+
+
+def fit_pairs(rows: list[Row], c: float) -> dict[str, float]:
+    """The pair ranking's weights: a conditional logit (softmax over each task's candidate pairs, L2 penalty
+    1 / (2c) on standardised features) fitted on the tasks whose labelled pair is a candidate; weights of the
+    raw features (a constant shift of every candidate's score changes no choice)."""
+    groups = [
+        (r.evidence.pairs.matrix, k) for r in rows if (k := labelled_pair(r)) is not None and r.evidence.pairs
+    ]
+    x = np.vstack([m for m, _ in groups])
+    mu, sd = x.mean(0), x.std(0) + 1e-9
+    z = (x - mu) / sd
+    starts = np.cumsum([0] + [len(m) for m, _ in groups[:-1]])
+    group = np.repeat(np.arange(len(groups)), [len(m) for m, _ in groups])
+    chosen = starts + np.array([k for _, k in groups])
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        s = z @ w
+        s = s - np.maximum.reduceat(s, starts)[group]
+        e = np.exp(s)
+        p = e / np.add.reduceat(e, starts)[group]
+        value = -np.sum(np.log(p[chosen] + 1e-12)) + 0.5 / c * w @ w
+        return value, z.T @ p - z[chosen].sum(0) + w / c
+
+    w = minimize(loss, np.zeros(z.shape[1]), jac=True, method="L-BFGS-B").x
+    return dict(zip(PAIR_FEATURES, (float(v) for v in w / sd), strict=True))
+
+
+def pair_folds(rows: list[Row], pair_c: float) -> dict[str, dict[str, float]]:
+    """Per graph, the pair ranking's weights fitted on the other graphs ({} for every graph when pair_c is 0)."""
+    names = sorted({r.graph.name for r in rows})
+    if pair_c <= 0:
+        return {g: {} for g in names}
+    return {g: fit_pairs([r for r in rows if r.graph.name != g], pair_c) for g in names}
+
+
+def features_with_pairs(rows: list[Row], weights: dict[str, dict[str, float]]) -> np.ndarray:
+    """The feature rows, with pair_score and pair_margin from the pair weights of each row's own fold (fitted
+    without its graph: the learned decision is trained on scores it would see out of sample)."""
     x = np.array([r.evidence.features for r in rows])
+    score, margin = FEATURES.index("pair_score"), FEATURES.index("pair_margin")
+    for n, r in enumerate(rows):
+        w = weights[r.graph.name]
+        if w and r.evidence.pairs is not None:
+            choice = best_pair(r.evidence.pairs, w)
+            x[n, score], x[n, margin] = choice.score, choice.margin
+    return x
+
+
+def leave_one_graph_out(
+    rows: list[Row], c: float, floor: float, pair_c: float = DEFAULT_PAIR_C
+) -> list[tuple[str, tuple[str, ...]]]:
+    """Each graph's tasks decided by `selection.select` with the pair ranking and the learned decision fitted
+    on the other graphs."""
+    pairs = pair_folds(rows, pair_c)
+    x = features_with_pairs(rows, pairs)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     names = np.array([r.graph.name for r in rows])
     decided: list[tuple[str, tuple[str, ...]]] = [("", ())] * len(rows)
@@ -127,6 +189,7 @@ def leave_one_graph_out(rows: list[Row], c: float, floor: float) -> list[tuple[s
             decision=dict(zip(FEATURES, (tuple(w) for w in coef.tolist()), strict=True)),
             decision_intercepts=tuple(bias.tolist()),
             decision_min_probability=floor,
+            pair=pairs[g],
         )
         for n in np.flatnonzero(~train):
             row = rows[n]
@@ -134,8 +197,11 @@ def leave_one_graph_out(rows: list[Row], c: float, floor: float) -> list[tuple[s
     return decided
 
 
-def constants_block(coef: np.ndarray, bias: np.ndarray) -> str:
-    lines = ["SELECTION_DECISION: dict[str, tuple[float, float, float, float]] = {"]
+def constants_block(coef: np.ndarray, bias: np.ndarray, pair: dict[str, float]) -> str:
+    lines = ["SELECTION_PAIR: dict[str, float] = {"]
+    lines += [f'    "{name}": {pair[name]:.4f},' for name in PAIR_FEATURES] if pair else []
+    lines.append("}")
+    lines.append("SELECTION_DECISION: dict[str, tuple[float, float, float, float]] = {")
     for name, weights in zip(FEATURES, coef, strict=True):
         lines.append(f'    "{name}": ({", ".join(f"{w:.4f}" for w in weights)}),')
     lines.append("}")
@@ -158,6 +224,12 @@ def main() -> None:
         help="the learned outcome overrides the rules from this probability on",
     )
     parser.add_argument(
+        "--pair-c",
+        type=float,
+        default=DEFAULT_PAIR_C,
+        help="inverse L2 strength of the pair ranking (0: no pair ranking, the intents' pair)",
+    )
+    parser.add_argument(
         "--predictions", type=Path, help="per task: the rules' and the learned outcome (JSONL)"
     )
     args = parser.parse_args()
@@ -165,7 +237,7 @@ def main() -> None:
 
     cache = quality.VectorCache(load_embedder(threads=2))
     rows = rows_of(args.split, cache)
-    learned = leave_one_graph_out(rows, args.c, args.floor)
+    learned = leave_one_graph_out(rows, args.c, args.floor, args.pair_c)
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for r, ok in zip(rows, right, strict=True):
@@ -199,11 +271,13 @@ def main() -> None:
                     "learned_right": ok,
                 }
                 out.write(json.dumps(record, sort_keys=True) + "\n")
-    x = np.array([r.evidence.features for r in rows])
+    # The pair ranking on every graph; the learned decision on scores each graph's tasks get out of sample.
+    pair = fit_pairs(rows, args.pair_c) if args.pair_c > 0 else {}
+    x = features_with_pairs(rows, pair_folds(rows, args.pair_c))
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     coef, bias = fit(x, y, args.c)
     print("\n# fitted on every calibration graph (lamina/constants.py):")
-    print(constants_block(coef, bias))
+    print(constants_block(coef, bias, pair))
 
 
 if __name__ == "__main__":

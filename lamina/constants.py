@@ -510,43 +510,75 @@ DETAILED_MIN_WORDS: int | None = 8
 # overrides of the rules break fewer tasks on graphs nobody calibrated on. At 0.65: +0.030 [+0.021, +0.040]
 # (paraphrase 776 -> 795, compound 146 -> 155, vague 290 -> 301, absent 201 -> 219).
 SELECTION_DECISION_MIN_PROBABILITY = 0.65
-SELECTION_DECISION: dict[str, tuple[float, float, float, float]] = {
-    "cosine": (0.3231, -2.3411, 0.6863, 1.3317),
-    "cosine_over_second": (0.2392, 0.0523, 0.1652, -0.4567),
-    "lift": (-0.0366, -0.1000, -0.5524, 0.6890),
-    "dense_lead": (0.3581, 0.2034, 0.5566, -1.1181),
-    "lexical_lead": (1.3163, -0.8699, -0.5385, 0.0921),
-    "coverage": (-0.3501, -0.4263, 1.7254, -0.9490),
-    "rankers_agree": (0.1891, -0.0254, -0.6940, 0.5303),
-    "fused_margin": (1.0418, 1.4325, 1.2430, -3.7173),
-    "log_words": (1.1439, -3.6669, 0.3962, 2.1268),
-    "inactive_over_best": (-2.6362, -1.0853, 5.9831, -2.2616),
-    "action_boost": (-0.5170, -0.1125, 0.7111, -0.0816),
-    "boost_total": (0.5682, -0.3887, -0.5338, 0.3543),
-    "several_intents": (-0.2195, -0.4728, 0.1328, 0.5595),
-    "pair_prefer_each_other": (0.2511, -0.3486, -0.2220, 0.3194),
-    "pair_lift": (-1.9984, -1.7028, -1.7152, 5.4164),
-    "pair_cosine": (0.1004, -0.8063, 0.6036, 0.1024),
-    "second_lift": (-0.5635, -0.3139, -1.4820, 2.3594),
-    "third_lift": (1.9190, 1.3579, 0.0699, -3.3468),
-    "cosine_over_second_z": (0.0384, -0.0368, 0.0980, -0.0996),
-    "lift_z": (-0.2057, 0.1926, 0.0284, -0.0153),
-    "late": (0.5914, 4.0864, -3.6208, -1.0569),
-    "late_lead": (8.1838, -3.4632, -5.3565, 0.6359),
-    "late_below_top": (7.3069, -3.3949, -3.9844, 0.0723),
-    "signals_several": (-0.7243, -0.5950, -0.6295, 1.9487),
-    "names_an_instance": (0.2567, -0.0562, -0.8425, 0.6420),
-    "asks_for_something": (-0.2823, -0.9202, 0.3560, 0.8465),
-    "reads_as_report": (0.3355, 0.6710, -0.7869, -0.2196),
-    "tells_the_past": (0.0860, -0.3640, -0.4629, 0.7409),
-    "intents": (-0.0035, -0.1620, 0.0886, 0.0768),
-    "sentences": (0.9789, -0.1555, -0.7137, -0.1097),
-    "rules_selected": (0.2284, -0.4675, 0.0453, 0.1938),
-    "rules_ambiguous": (-0.5039, 1.1647, -0.3958, -0.2650),
-    "rules_new_workflow_required": (0.1959, -0.1852, 0.4393, -0.4500),
-    "rules_multi_workflow": (-0.1342, -0.1669, -0.1590, 0.4601),
+# The learned decision does not turn a root the rules selected, which both rankers put first, into
+# new_workflow_required: two independent rankers agreeing is the strongest evidence selection has that the
+# task is about that root. Without it the example shop's "Let people correct the street and postcode on an
+# order before the parcel leaves" (both rankers first) becomes new in sample (tests/goldens). Leave one graph
+# out over the 44 graphs of fortyfour-five (`bench/selection_decision.py --split fortyfour-five`): without the guard 2543 of 3270 decided tasks, with it 2536 (absent 392 -> 383, paraphrase 1341 -> 1343):
+# kept for the example, within the noise of 3270 tasks.
+SELECTION_DECISION_KEEPS_AGREED = True
+# The pair ranking's candidates (lamina/retrieval/pairs.py): pairs of the whole task's first five active roots
+# and each intent's first two. Over the 44 read graphs (session 21), the labelled pair of 534 of 588 compound
+# tasks is among them. Not tuned.
+PAIR_WHOLE_DEPTH = 5
+PAIR_INTENT_DEPTH = 2
+SELECTION_PAIR: dict[str, float] = {
+    "rank_better": 0.0119,
+    "rank_worse": -0.7805,
+    "lift_lower": 0.7279,
+    "lift_higher": 2.6678,
+    "lexical_lower": 2.3373,
+    "lexical_higher": 3.6449,
+    "late_lower": 10.2493,
+    "late_higher": 6.9486,
+    "piece_lift_lower": 6.1834,
+    "piece_lift_higher": 9.2100,
+    "different_pieces": 0.4124,
+    "piece_cosine_separation": 3.2031,
+    "piece_lexical_separation": 2.3169,
+    "first_picks": 0.6000,
+    "pieces_prefer_each": 0.3185,
+    "holds_the_best": 0.5132,
 }
-SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-3.4152, 8.0055, 3.1178, -7.7081)
+SELECTION_DECISION: dict[str, tuple[float, float, float, float]] = {
+    "cosine": (0.0926, -2.2035, 2.7178, -0.6069),
+    "cosine_over_second": (0.5435, -0.3460, -0.0458, -0.1517),
+    "lift": (1.0231, -0.4540, -0.4186, -0.1505),
+    "dense_lead": (0.8546, -1.1402, 0.6887, -0.4031),
+    "lexical_lead": (1.3036, -0.7432, -0.8041, 0.2437),
+    "coverage": (-0.3269, -0.4792, 1.7825, -0.9764),
+    "rankers_agree": (0.1333, 0.0607, -0.4211, 0.2271),
+    "fused_margin": (0.5478, 0.3558, 1.1170, -2.0206),
+    "log_words": (1.9682, -4.4222, -0.0264, 2.4804),
+    "inactive_over_best": (-2.1105, -1.7750, 6.1570, -2.2715),
+    "action_boost": (-0.4666, -0.1918, 0.8769, -0.2184),
+    "boost_total": (0.5752, -0.4735, -0.4746, 0.3728),
+    "several_intents": (0.0861, -0.5359, 0.3201, 0.1297),
+    "pair_prefer_each_other": (0.3429, -0.2133, -0.0984, -0.0312),
+    "pair_lift": (1.6964, -2.7182, -1.3217, 2.3435),
+    "pair_cosine": (-0.2135, -0.8548, 0.7980, 0.2703),
+    "pair_score": (-0.2452, 0.0438, -0.0348, 0.2363),
+    "pair_margin": (0.0701, -0.0027, -0.2694, 0.2021),
+    "second_lift": (0.9657, -0.2109, -0.7614, 0.0066),
+    "third_lift": (-0.4688, 2.8124, -0.5802, -1.7634),
+    "cosine_over_second_z": (-0.0148, 0.0126, 0.1424, -0.1403),
+    "lift_z": (-0.0798, 0.1822, -0.0040, -0.0983),
+    "late": (0.8571, 3.5280, -4.1199, -0.2652),
+    "late_lead": (5.6852, -3.7793, -5.5963, 3.6904),
+    "late_below_top": (9.0885, -6.7950, -2.2761, -0.0174),
+    "signals_several": (-0.4591, -0.7339, -0.8378, 2.0308),
+    "names_an_instance": (0.3063, 0.1573, -0.9558, 0.4921),
+    "asks_for_something": (-0.2960, -0.8620, 0.4060, 0.7521),
+    "reads_as_report": (0.0213, 0.7172, -0.8636, 0.1250),
+    "tells_the_past": (0.2382, -0.5387, -0.5312, 0.8317),
+    "intents": (0.1008, -0.1689, 0.0028, 0.0653),
+    "sentences": (0.8115, 0.1182, -0.8303, -0.0995),
+    "rules_selected": (0.1490, -0.4853, 0.0853, 0.2510),
+    "rules_ambiguous": (-0.2308, 1.2191, -0.7260, -0.2623),
+    "rules_new_workflow_required": (0.0088, -0.1790, 0.4339, -0.2637),
+    "rules_multi_workflow": (-0.0623, -0.2116, 0.1857, 0.0882),
+}
+SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-4.3866, 9.3475, 4.1623, -9.1232)
 TERSE_AMBIGUITY_MARGIN = 0.2
 TERSE_TRUSTS_ACTION = True
 # What a root is matched on (lamina/graph/documents.py workflow_facets): besides its whole document, each

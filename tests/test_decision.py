@@ -122,7 +122,8 @@ def test_a_learned_multi_workflow_names_the_evidence_pair_and_a_named_root_is_ne
         _scores("When a vet orders blood tests", [0.60, 0.20, 0.1]),
         _scores("put the lab fee on the client's bill", [0.2, 0.55, 0.1]),
     ]
-    multi = replace(Thresholds(), decision=ZERO, decision_intercepts=(0.0, 0.0, 0.0, 5.0))
+    # without the pair ranking: the intents' pair, else the fused first two
+    multi = replace(Thresholds(), decision=ZERO, decision_intercepts=(0.0, 0.0, 0.0, 5.0), pair={})
     sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, multi, intents)
     assert sel.status == "multi_workflow" and set(sel.workflows) == {"order-lab-test", "send-bill"}
     assert sel.reasons[0] == "one root per intent"
@@ -135,6 +136,26 @@ def test_a_learned_multi_workflow_names_the_evidence_pair_and_a_named_root_is_ne
     assert (
         sel.status == "selected" and sel.workflows == ("send-bill",) and sel.reasons == ("exact id or alias",)
     )
+
+
+def _lexical(text: str, dense: list[float], bm25: list[float]) -> TextScores:
+    return replace(_scores(text, dense), lexical=np.array(bm25, dtype=np.float32))
+
+
+def test_a_root_both_rankers_put_first_and_the_rules_selected_is_never_made_new() -> None:
+    task = "Order a blood panel for the patient"
+    whole = _lexical(task, [0.70, 0.20, 0.1], [3.0, 0.5, 0.0])  # both rankers put order-lab-test first
+    new = replace(Thresholds(), decision=ZERO, decision_intercepts=(0.0, 0.0, 5.0, 0.0))
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, new)
+    assert sel.status == "selected" and sel.workflows == ("order-lab-test",)
+    assert not any("learned" in reason for reason in sel.reasons)
+    unguarded = replace(new, decision_keeps_agreed=False)
+    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unguarded).status == (
+        "new_workflow_required"
+    )
+    # the guard is only against "new": the same agreement may still be re-decided as ambiguous
+    unsure = replace(new, decision_intercepts=(0.0, 5.0, 0.0, 0.0))
+    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure).status == "ambiguous"
 
 
 def test_without_a_cosine_ranking_the_rules_decide() -> None:

@@ -36,6 +36,8 @@ FEATURES = (
     "pair_prefer_each_other",
     "pair_lift",
     "pair_cosine",
+    "pair_score",
+    "pair_margin",
     "second_lift",
     "third_lift",
     "cosine_over_second_z",

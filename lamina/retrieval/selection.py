@@ -54,7 +54,9 @@ from lamina.constants import (
     SELECT_MIN_MARGIN,
     SELECTION_DECISION,
     SELECTION_DECISION_INTERCEPTS,
+    SELECTION_DECISION_KEEPS_AGREED,
     SELECTION_DECISION_MIN_PROBABILITY,
+    SELECTION_PAIR,
     TERSE_AMBIGUITY_MARGIN,
     TERSE_MAX_WORDS,
     TERSE_PROBLEM_IS_AMBIGUOUS,
@@ -75,6 +77,7 @@ from lamina.retrieval.mood import (
     starts_with_order,
     tells_the_past,
 )
+from lamina.retrieval.pairs import PairChoice, PairTable, PieceScores, best_pair, pair_table
 from lamina.retrieval.tokenize import tokenize
 
 
@@ -145,6 +148,11 @@ class Thresholds:
     )
     decision_intercepts: tuple[float, ...] = field(default=SELECTION_DECISION_INTERCEPTS, repr=False)
     decision_min_probability: float = SELECTION_DECISION_MIN_PROBABILITY  # to override the rules
+    # The pair ranking (lamina/retrieval/pairs.py): a weight per pair feature. Empty: the learned decision's pair
+    # is the intents' strongest pair, else the fused first two.
+    pair: Mapping[str, float] = field(default_factory=lambda: dict(SELECTION_PAIR), repr=False)
+    # a root both rankers put first, which the rules selected, is never made new by the learned decision
+    decision_keeps_agreed: bool = SELECTION_DECISION_KEEPS_AGREED
 
     def for_signalled_task(self) -> Thresholds:
         """These thresholds with compound_roots' values for a task that says it asks for several things."""
@@ -481,34 +489,57 @@ def select(
     The rules (`decide_by_rules`) decide first; then, with `thresholds.decision` and a cosine
     ranking, the learned decision (lamina/retrieval/decision.py) re-decides from the same evidence and the
     rules' outcome; its outcome replaces the rules' when its probability reaches
-    `thresholds.decision_min_probability`. A root named by id or alias is never re-decided."""
+    `thresholds.decision_min_probability`. When the outcome is `multi_workflow` (either way), the pair ranking
+    (`thresholds.pair`, lamina/retrieval/pairs.py) names the two roots. A root named by id or alias is never
+    re-decided, and (`decision_keeps_agreed`) a root the rules selected that both rankers put first is never
+    made new."""
     ruled = decide_by_rules(task, roots, lexical_scores, coverage, dense_scores, thresholds, intents, late)
     named = any(c.exact and c.filtered is None for c in ruled.candidates)  # exact matches are listed first
     if not thresholds.decision or dense_scores is None or named:
         return ruled
     whole = TextScores(task, lexical_scores, coverage, dense_scores, late=late)
     ranked = rank_roots(whole, roots)
-    evidence = decision_evidence(whole, intents, roots, ruled.status, ranked)
+    evidence = decision_evidence(whole, intents, roots, ruled.status, ranked, thresholds.pair)
     if evidence is None:
         return ruled
     outcome, probability = learned_outcome(
         evidence.features, thresholds.decision, thresholds.decision_intercepts
     )
-    if (
-        outcome == ruled.status
-        or probability < thresholds.decision_min_probability
-        or (outcome == "multi_workflow" and evidence.pair is None)
-    ):
-        return ruled
+    agreed = evidence.features[DECISION_FEATURES.index("rankers_agree")] == 1.0
+    overrides = (
+        outcome != ruled.status
+        and probability >= thresholds.decision_min_probability
+        and not (outcome == "multi_workflow" and evidence.pair is None)
+        and not (
+            thresholds.decision_keeps_agreed
+            and agreed
+            and ruled.status == "selected"
+            and outcome == "new_workflow_required"
+        )
+    )
     why = f"learned decision ({probability:.2f}) over the rules' {ruled.status}"
+    if (overrides and outcome == "multi_workflow") or (
+        not overrides and ruled.status == "multi_workflow" and evidence.pair_reason == RANKED_PAIR
+    ):
+        # Two roots, by the learned decision or by the rules: the pair ranking names them when it can.
+        assert evidence.pair is not None
+        pair_first = [c for c in ranked if c.workflow in evidence.pair]
+        shown = (*pair_first, *(c for c in ranked if c.workflow not in evidence.pair))[
+            : max(CANDIDATES_LIMIT, 2)
+        ]
+        reasons = (evidence.pair_reason, why) if overrides else (evidence.pair_reason, *ruled.reasons[1:])
+        return Selection("multi_workflow", evidence.pair, shown, reasons)
+    if not overrides:
+        return ruled
     shown = tuple(ranked[:CANDIDATES_LIMIT])
     if outcome == "selected":
         return Selection(outcome, (evidence.best,), shown, ("fused ranking", why))
-    if outcome == "multi_workflow":
-        assert evidence.pair is not None
-        how = "one root per intent" if evidence.pair_by_intents else "the two best roots"
-        return Selection(outcome, evidence.pair, shown, (how, why))
     return Selection(outcome, (), shown, (why,))
+
+
+RANKED_PAIR = (
+    "the best-supported pair"  # the reason when the pair ranking (lamina/retrieval/pairs.py) names the pair
+)
 
 
 @dataclass(frozen=True)
@@ -519,7 +550,10 @@ class DecisionEvidence:
     features: tuple[float, ...]
     best: str
     pair: tuple[str, str] | None
-    pair_by_intents: bool = False  # the pair is two intents' picks, not the fused first two
+    # how the pair was chosen: "the best-supported pair" (pair ranking, lamina/retrieval/pairs.py), else
+    # "one root per intent" (two intents' picks) or "the two best roots" (the fused first two)
+    pair_reason: str = "the two best roots"
+    pairs: PairTable | None = field(default=None, repr=False)  # the candidate pairs and their evidence
 
 
 def decision_evidence(
@@ -528,6 +562,7 @@ def decision_evidence(
     roots: Sequence[RootDoc],
     ruled: str,
     ranked: Sequence[Candidate] | None = None,
+    pair_weights: Mapping[str, float] | None = None,
 ) -> DecisionEvidence | None:
     """The feature row of one task (None when no active root has evidence); `ranked` is the whole task's
     `rank_roots`, computed here when not given. `best` is the fused first
@@ -554,8 +589,19 @@ def decision_evidence(
     inactive_cos = max((float(whole.dense[index[c.workflow]]) for c in ranked if c.filtered), default=-1.0)
     dense_lead, lexical_lead = leads(whole, roots, best.workflow)
     picks = []  # (its best active root, that root's lift, the intent's fused scores)
+    pieces = []  # each intent's scores, for the pair ranking
     for intent in intents:
-        ranked_k = [c for c in rank_roots(intent, roots) if c.filtered is None]
+        ranked_all = rank_roots(intent, roots)
+        ranked_k = [c for c in ranked_all if c.filtered is None]
+        if intent.dense is not None:
+            pieces.append(
+                PieceScores(
+                    intent.dense,
+                    intent.lexical,
+                    tuple(c.workflow for c in ranked_k),
+                    {c.workflow: c.score for c in ranked_all},
+                )
+            )
         if ranked_k and intent.dense is not None:
             lift_k = float(intent.dense[index[ranked_k[0].workflow]]) - float(
                 active_mean(intent.dense, roots) or 0.0
@@ -574,6 +620,21 @@ def decision_evidence(
             strongest = (prefer, min(la, lb))
             pair, mutual, pair_lift = (a.workflow, b.workflow), prefer, min(la, lb)
             pair_cos = min(a.cosine or 0.0, b.cosine or 0.0)
+    pair_reason = "one root per intent" if strongest is not None else "the two best roots"
+    table = pair_table(
+        [r.workflow for r in roots],
+        np.array([r.status == "active" for r in roots]),
+        [c.workflow for c in active],
+        whole.dense,
+        whole.lexical,
+        whole.late,
+        pieces if len(pieces) >= 2 else (),
+    )
+    choice = PairChoice(None, 0.0, 0.0)
+    if pair_weights:
+        choice = best_pair(table, pair_weights)
+        if choice.pair is not None:
+            pair, pair_reason = choice.pair, RANKED_PAIR
     late_best = late_lead = late_below_top = 0.0
     if whole.late is not None:
         late_live = np.sort(whole.late[live])[::-1]
@@ -598,6 +659,8 @@ def decision_evidence(
         "pair_prefer_each_other": mutual,
         "pair_lift": pair_lift,
         "pair_cosine": pair_cos,
+        "pair_score": choice.score,
+        "pair_margin": choice.margin,
         "second_lift": second_cos - mean,
         "third_lift": float(cosines[2]) - mean if len(cosines) > 2 else 0.0,
         "cosine_over_second_z": (best_cos - second_cos) / spread,
@@ -616,7 +679,7 @@ def decision_evidence(
     }
     assert value.keys() == set(DECISION_FEATURES)  # one name per feature, none left out
     features = tuple(float(value[name]) for name in DECISION_FEATURES)
-    return DecisionEvidence(features, best.workflow, pair, strongest is not None)
+    return DecisionEvidence(features, best.workflow, pair, pair_reason, table)
 
 
 def decide_by_rules(
