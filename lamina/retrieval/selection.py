@@ -110,6 +110,10 @@ class Candidate:
     late_rank: int | None = None  # rank by late interaction (lamina/retrieval/late.py); None without it
 
 
+# The reason a multi_workflow outcome gives when the pair ranking (lamina/retrieval/pairs.py) named its pair.
+RANKED_PAIR = "the best-supported pair"
+
+
 @dataclass(frozen=True)
 class Thresholds:
     """The named thresholds that turn rankings into an outcome (defaults: lamina/constants.py)."""
@@ -537,11 +541,6 @@ def select(
     return Selection(outcome, (), shown, (why,))
 
 
-RANKED_PAIR = (
-    "the best-supported pair"  # the reason when the pair ranking (lamina/retrieval/pairs.py) names the pair
-)
-
-
 @dataclass(frozen=True)
 class DecisionEvidence:
     """What the learned decision reads (features aligned with decision.FEATURES), the root it would
@@ -570,7 +569,9 @@ def decision_evidence(
     the fused first two. Cosines are the whole task's; a lift is a cosine over the active roots' mean
     (z: in the active roots' standard deviations); leads are `leads`'; late is late interaction
     (lamina/retrieval/late.py); mood and length come from the task's words (lamina/retrieval/mood.py,
-    intents.py); the last four say which outcome the rules reached."""
+    intents.py); the last four say which outcome the rules reached. With `pair_weights` (the pair ranking's,
+    lamina/retrieval/pairs.py) `pair` is the best-supported candidate pair instead, and pair_score / pair_margin
+    are its score and its lead over the next (0 without them)."""
     if whole.dense is None:
         return None
     if ranked is None:
