@@ -158,6 +158,29 @@ def test_a_root_both_rankers_put_first_and_the_rules_selected_is_never_made_new(
     assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure).status == "ambiguous"
 
 
+def test_a_terse_order_leading_with_the_selected_roots_action_is_never_made_ambiguous() -> None:
+    task = "Send the bill"  # terse, an order, and send-bill's own action
+    whole = _lexical(task, [0.30, 0.45, 0.1], [0.5, 2.0, 0.0])
+    unsure = replace(Thresholds(), decision=ZERO, decision_intercepts=(0.0, 5.0, 0.0, 0.0))
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure)
+    assert sel.status == "selected" and sel.workflows == ("send-bill",)
+    unguarded = replace(unsure, decision_keeps_terse_order=False)
+    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unguarded).status == "ambiguous"
+    # the guard is only against "ambiguous", and only for an order: a new workflow may still be learned
+    new = replace(unsure, decision_intercepts=(0.0, 0.0, 5.0, 0.0), decision_keeps_agreed=False)
+    assert (
+        select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, new).status == "new_workflow_required"
+    )
+    # a longer order is not terse: the learned decision may make it ambiguous
+    longer = "Send the bill to the owner for last week's visit and the lab fee"
+    whole = _lexical(longer, [0.30, 0.45, 0.1], [0.5, 2.0, 0.0])
+    rules = replace(Thresholds(), decision={})
+    assert (
+        decide_by_rules(longer, ROOTS, whole.lexical, whole.coverage, whole.dense, rules).status == "selected"
+    )
+    assert select(longer, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure).status == "ambiguous"
+
+
 def test_without_a_cosine_ranking_the_rules_decide() -> None:
     task = "Order a blood panel"
     lexical = np.array([2.0, 0.5, 0.0], dtype=np.float32)

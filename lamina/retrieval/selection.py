@@ -55,6 +55,7 @@ from lamina.constants import (
     SELECTION_DECISION,
     SELECTION_DECISION_INTERCEPTS,
     SELECTION_DECISION_KEEPS_AGREED,
+    SELECTION_DECISION_KEEPS_TERSE_ORDER,
     SELECTION_DECISION_MIN_PROBABILITY,
     SELECTION_PAIR,
     TERSE_AMBIGUITY_MARGIN,
@@ -157,6 +158,8 @@ class Thresholds:
     pair: Mapping[str, float] = field(default_factory=lambda: dict(SELECTION_PAIR), repr=False)
     # a root both rankers put first, which the rules selected, is never made new by the learned decision
     decision_keeps_agreed: bool = SELECTION_DECISION_KEEPS_AGREED
+    # a terse order that leads with the selected root's own action (terse_trusts_action) is never made ambiguous
+    decision_keeps_terse_order: bool = SELECTION_DECISION_KEEPS_TERSE_ORDER
 
     def for_signalled_task(self) -> Thresholds:
         """These thresholds with compound_roots' values for a task that says it asks for several things."""
@@ -495,8 +498,9 @@ def select(
     rules' outcome; its outcome replaces the rules' when its probability reaches
     `thresholds.decision_min_probability`. When the outcome is `multi_workflow` (either way), the pair ranking
     (`thresholds.pair`, lamina/retrieval/pairs.py) names the two roots. A root named by id or alias is never
-    re-decided, and (`decision_keeps_agreed`) a root the rules selected that both rankers put first is never
-    made new."""
+    re-decided; a root the rules selected is never made new when both rankers put it first
+    (`decision_keeps_agreed`), nor ambiguous when the task is a terse order leading with its action
+    (`decision_keeps_terse_order`)."""
     ruled = decide_by_rules(task, roots, lexical_scores, coverage, dense_scores, thresholds, intents, late)
     named = any(c.exact and c.filtered is None for c in ruled.candidates)  # exact matches are listed first
     if not thresholds.decision or dense_scores is None or named:
@@ -509,17 +513,26 @@ def select(
     outcome, probability = learned_outcome(
         evidence.features, thresholds.decision, thresholds.decision_intercepts
     )
-    agreed = evidence.features[DECISION_FEATURES.index("rankers_agree")] == 1.0
+    row = dict(zip(DECISION_FEATURES, evidence.features, strict=True))
+    # Two cases the rules decide with more certainty than the learned decision has seen: both rankers put the
+    # selected root first (not new), and a terse order that leads with that root's own action ("Refund a paid
+    # order"; not ambiguous: TERSE_TRUSTS_ACTION).
+    kept_agreed = thresholds.decision_keeps_agreed and row["rankers_agree"] == 1.0
+    terse_order = (
+        thresholds.decision_keeps_terse_order
+        and thresholds.terse_trusts_action
+        and row["action_boost"] == 1.0
+        and len(content_words(task)) <= thresholds.terse_max_words
+        and starts_with_order(task)
+    )
+    kept = ruled.status == "selected" and (
+        (kept_agreed and outcome == "new_workflow_required") or (terse_order and outcome == "ambiguous")
+    )
     overrides = (
         outcome != ruled.status
         and probability >= thresholds.decision_min_probability
         and not (outcome == "multi_workflow" and evidence.pair is None)
-        and not (
-            thresholds.decision_keeps_agreed
-            and agreed
-            and ruled.status == "selected"
-            and outcome == "new_workflow_required"
-        )
+        and not kept
     )
     why = f"learned decision ({probability:.2f}) over the rules' {ruled.status}"
     if (overrides and outcome == "multi_workflow") or (
