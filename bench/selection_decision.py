@@ -186,11 +186,10 @@ def features_with_pairs(rows: list[Row], weights: dict[str, dict[str, float]]) -
 
 
 def leave_one_graph_out(
-    rows: list[Row], c: float, floor: float, pair_c: float = DEFAULT_PAIR_C
+    rows: list[Row], c: float, floor: float, pairs: dict[str, dict[str, float]]
 ) -> list[tuple[str, tuple[str, ...]]]:
-    """Each graph's tasks decided by `selection.select` with the pair ranking and the learned decision fitted
-    on the other graphs."""
-    pairs = pair_folds(rows, pair_c)
+    """Each graph's tasks decided by `selection.select` with the pair ranking (`pairs`: pair_folds) and the
+    learned decision fitted on the other graphs."""
     x = features_with_pairs(rows, pairs)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     names = np.array([r.graph.name for r in rows])
@@ -251,7 +250,8 @@ def main() -> None:
 
     cache = quality.VectorCache(load_embedder(threads=2))
     rows = rows_of(args.split, cache)
-    learned = leave_one_graph_out(rows, args.c, args.floor, args.pair_c)
+    folds = pair_folds(rows, args.pair_c)  # per graph, fitted without it: for both runs below
+    learned = leave_one_graph_out(rows, args.c, args.floor, folds)
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for r, ok in zip(rows, right, strict=True):
@@ -287,7 +287,7 @@ def main() -> None:
                 out.write(json.dumps(record, sort_keys=True) + "\n")
     # The pair ranking on every graph; the learned decision on scores each graph's tasks get out of sample.
     pair = fit_pairs(rows, args.pair_c) if args.pair_c > 0 else {}
-    x = features_with_pairs(rows, pair_folds(rows, args.pair_c))
+    x = features_with_pairs(rows, folds)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     coef, bias = fit(x, y, args.c)
     print("\n# fitted on every calibration graph (lamina/constants.py):")

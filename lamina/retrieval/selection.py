@@ -110,6 +110,17 @@ class Candidate:
     coverage: float = 0.0
     late_rank: int | None = None  # rank by late interaction (lamina/retrieval/late.py); None without it
 
+    @property
+    def rankers_agree(self) -> bool:
+        """BM25 and cosine both put this root first."""
+        return self.lexical_rank == 1 and self.dense_rank == 1
+
+
+def leads_with_its_action(task: str, candidate: Candidate) -> bool:
+    """The task is an order that leads with the root's own action ("Refund a paid order …"), not a report
+    whose subject it is ("Refund went …")."""
+    return any(b.kind == "action" for b in candidate.boosts) and starts_with_order(task)
+
 
 # The reason a multi_workflow outcome gives when the pair ranking (lamina/retrieval/pairs.py) named its pair.
 RANKED_PAIR = "the best-supported pair"
@@ -513,17 +524,16 @@ def select(
     outcome, probability = learned_outcome(
         evidence.features, thresholds.decision, thresholds.decision_intercepts
     )
-    row = dict(zip(DECISION_FEATURES, evidence.features, strict=True))
+    best = next(c for c in ranked if c.filtered is None)  # evidence.best: there is one
     # Two cases the rules decide with more certainty than the learned decision has seen: both rankers put the
     # selected root first (not new), and a terse order that leads with that root's own action ("Refund a paid
     # order"; not ambiguous: TERSE_TRUSTS_ACTION).
-    kept_agreed = thresholds.decision_keeps_agreed and row["rankers_agree"] == 1.0
+    kept_agreed = thresholds.decision_keeps_agreed and best.rankers_agree
     terse_order = (
         thresholds.decision_keeps_terse_order
         and thresholds.terse_trusts_action
-        and row["action_boost"] == 1.0
         and len(content_words(task)) <= thresholds.terse_max_words
-        and starts_with_order(task)
+        and leads_with_its_action(task, best)
     )
     kept = ruled.status == "selected" and (
         (kept_agreed and outcome == "new_workflow_required") or (terse_order and outcome == "ambiguous")
@@ -663,7 +673,7 @@ def decision_evidence(
         "dense_lead": dense_lead or 0.0,
         "lexical_lead": lexical_lead,
         "coverage": best.coverage,
-        "rankers_agree": float(best.lexical_rank == 1 and best.dense_rank == 1),
+        "rankers_agree": float(best.rankers_agree),
         "fused_margin": (best.score - second.score) * 60,
         "log_words": math.log1p(len(content_words(text))),
         "inactive_over_best": inactive_cos - best_cos,
@@ -736,7 +746,7 @@ def decide_by_rules(
         return Selection("new_workflow_required", (), shown, ("no active root matched",))
     best = active[0]
     # Both rankers putting the same root first is evidence too: then a lower cosine is enough.
-    agreed = best.lexical_rank == 1 and best.dense_rank == 1
+    agreed = best.rankers_agree
     min_cosine = (
         min(thresholds.dense_min_cosine, thresholds.agreed_min_cosine)
         if agreed
@@ -807,11 +817,9 @@ def decide_by_rules(
             return Selection("ambiguous", (), shown, ("top roots not separated", *instance, *_reading(task)))
         # A terse task says too little to tell related roots apart unless the dense ranker clearly does,
         # or (TERSE_TRUSTS_ACTION) it leads with the best root's own action ("Refund a paid order …").
-        # The action counts only as an order ("Refund a paid order …"), not as a subject ("Refund went …").
-        names_action = any(b.kind == "action" for b in best.boosts) and starts_with_order(task)
         if (
             terse
-            and not (thresholds.terse_trusts_action and names_action)
+            and not (thresholds.terse_trusts_action and leads_with_its_action(task, best))
             and best.cosine is not None
             and second.cosine is not None
             and best.cosine - second.cosine < thresholds.terse_ambiguity_margin
