@@ -488,19 +488,22 @@ INSTANCE_IS_RELEVANT = True
 # broken; absent 147 -> 171 of 252). Sparing tasks that only a named case made relevant (INSTANCE_IS_RELEVANT)
 # keeps +9 of it: a detailed task that names a case and fits no root is still a request for something new.
 DETAILED_MIN_WORDS: int | None = 8
-# The learned decision (lamina/retrieval/decision.py; session 20, refitted in session 21): after the rules
-# above decide, a multinomial logistic regression over the same evidence and the rules' outcome re-decides
+# The learned decision (lamina/retrieval/decision.py; session 20, refitted in sessions 21 and 22): after the
+# rules above decide, a multinomial logistic regression over the same evidence and the rules' outcome re-decides
 # (FEATURES there name the columns; per feature, its weight for selected, ambiguous, new_workflow_required,
-# multi_workflow). Fitted by `bench/selection_decision.py --split fortyfour-five` (C 0.1: an L2 penalty of 5 on
-# standardised features, every task weighing the same) on the 3270 decided tasks (paraphrase, compound, vague,
-# absent, single-and; none naming a root) of the 44 calibration graphs; the coefficients map back to raw
+# multi_workflow). Fitted by `bench/selection_decision.py --split fortynine-five` (C 0.1: an L2 penalty of 5 on
+# standardised features, every task weighing the same) on the 3645 decided tasks (paraphrase, compound, vague,
+# absent, single-and; none naming a root) of the 49 calibration graphs; the coefficients map back to raw
 # features. Session 21 added the pair ranking's best score and margin (SELECTION_PAIR below) as features,
-# stacked: each task's from pair weights fitted without its graph. Leave one graph out (each graph decided by
-# `selection.select` with both models fitted on the other 43), paired against the rules: 2335 -> 2536 of 3270,
-# +0.061 [+0.053, +0.071] (226 fixed, 25 broken; paraphrase 1289 -> 1343 of 1572, compound 208 -> 270 of 588,
-# vague 505 -> 534 of 588, absent 327 -> 383 of 516); without the pair ranking 2467 (compound 216). Held out, frozen at
-# 95fc97b, split fortyfour-five against the session start: bakery, musicschool, salon, gardencentre, itsupport
-# 389 -> 398 of 500, +0.018 [+0.004, +0.034] (12 fixed, 3 broken; docs/evaluation.md, "Session 21").
+# stacked: each task's from pair weights fitted without its graph. Session 22 refitted the same features on
+# five more graphs. Leave one graph out (each graph decided by `selection.select` with both models fitted on the
+# other 48), paired against the rules: 2586 -> 2812 of 3645, +0.062 [+0.054, +0.071] (256 fixed, 30 broken;
+# paraphrase 1439 -> 1497 of 1747, compound 225 -> 295 of 658, vague 559 -> 592 of 658, absent 357 -> 422 of
+# 576). Also measured there, not kept: the best pair's seven piece-split values (pairs.py's piece_* features,
+# different_pieces, first_picks, pieces_prefer_each) as seven more features, 2803 of 3645. Session 21's fit (44
+# graphs, leave one graph out 2335 -> 2536 of 3270) held out, frozen at 95fc97b, split fortyfour-five against
+# its session start: bakery, musicschool, salon, gardencentre, itsupport 389 -> 398 of 500, +0.018 [+0.004,
+# +0.034] (docs/evaluation.md, "Session 21").
 # Session 20's fit on 26 graphs (split twentysix-two): leave one graph out 1419 -> 1476 of 1920 at floor 0.65;
 # held out on eleven graphs 845 -> 873 of 1100, +0.025 [+0.013, +0.039]. Session 21's first refit, on 37 graphs
 # with a piece_lexical_gain feature and no pair ranking, scored 540 -> 540 of 700 held out: not kept. Session
@@ -535,66 +538,67 @@ PAIR_WHOLE_DEPTH = 5
 PAIR_INTENT_DEPTH = 2
 # The pair ranking's weights (pairs.PAIR_FEATURES; a candidate pair's score is its feature row times these):
 # a conditional logit (softmax over each task's candidate pairs, C 0.1 on standardised features) fitted by
-# `bench/selection_decision.py --split fortyfour-five` on the 534 two-root tasks of the 44 calibration graphs
-# whose labelled pair is a candidate. Leave one graph out it names the labelled pair of 391 of 588 two-root
-# tasks, where the intents' strongest pair (else the fused first two) named 324 (C 1.0: 387; a session script).
+# `bench/selection_decision.py --split fortynine-five` on the two-root tasks of the 49 calibration graphs whose
+# labelled pair is a candidate (597 of 658; session 22's refit of session 21's, which was fitted on 44 graphs:
+# leave one graph out it named the labelled pair of 391 of 588 two-root tasks, where the intents' strongest
+# pair, else the fused first two, named 324; C 1.0: 387; a session script).
 SELECTION_PAIR: dict[str, float] = {
-    "rank_better": 0.0119,
-    "rank_worse": -0.7805,
-    "lift_lower": 0.7279,
-    "lift_higher": 2.6678,
-    "lexical_lower": 2.3373,
-    "lexical_higher": 3.6449,
-    "late_lower": 10.2493,
-    "late_higher": 6.9486,
-    "piece_lift_lower": 6.1834,
-    "piece_lift_higher": 9.2100,
-    "different_pieces": 0.4124,
-    "piece_cosine_separation": 3.2031,
-    "piece_lexical_separation": 2.3169,
-    "first_picks": 0.6000,
-    "pieces_prefer_each": 0.3185,
-    "holds_the_best": 0.5132,
+    "rank_better": -0.1044,
+    "rank_worse": -0.6537,
+    "lift_lower": 1.1836,
+    "lift_higher": 3.2848,
+    "lexical_lower": 2.3048,
+    "lexical_higher": 3.7180,
+    "late_lower": 10.9170,
+    "late_higher": 6.8241,
+    "piece_lift_lower": 5.4091,
+    "piece_lift_higher": 9.7690,
+    "different_pieces": 0.4086,
+    "piece_cosine_separation": 4.1005,
+    "piece_lexical_separation": 2.1960,
+    "first_picks": 0.5936,
+    "pieces_prefer_each": 0.2364,
+    "holds_the_best": 0.4513,
 }
 SELECTION_DECISION: dict[str, tuple[float, float, float, float]] = {
-    "cosine": (0.0926, -2.2035, 2.7178, -0.6069),
-    "cosine_over_second": (0.5435, -0.3460, -0.0458, -0.1517),
-    "lift": (1.0231, -0.4540, -0.4186, -0.1505),
-    "dense_lead": (0.8546, -1.1402, 0.6887, -0.4031),
-    "lexical_lead": (1.3036, -0.7432, -0.8041, 0.2437),
-    "coverage": (-0.3269, -0.4792, 1.7825, -0.9764),
-    "rankers_agree": (0.1333, 0.0607, -0.4211, 0.2271),
-    "fused_margin": (0.5478, 0.3558, 1.1170, -2.0206),
-    "log_words": (1.9682, -4.4222, -0.0264, 2.4804),
-    "inactive_over_best": (-2.1105, -1.7750, 6.1570, -2.2715),
-    "action_boost": (-0.4666, -0.1918, 0.8769, -0.2184),
-    "boost_total": (0.5752, -0.4735, -0.4746, 0.3728),
-    "several_intents": (0.0861, -0.5359, 0.3201, 0.1297),
-    "pair_prefer_each_other": (0.3429, -0.2133, -0.0984, -0.0312),
-    "pair_lift": (1.6964, -2.7182, -1.3217, 2.3435),
-    "pair_cosine": (-0.2135, -0.8548, 0.7980, 0.2703),
-    "pair_score": (-0.2452, 0.0438, -0.0348, 0.2363),
-    "pair_margin": (0.0701, -0.0027, -0.2694, 0.2021),
-    "second_lift": (0.9657, -0.2109, -0.7614, 0.0066),
-    "third_lift": (-0.4688, 2.8124, -0.5802, -1.7634),
-    "cosine_over_second_z": (-0.0148, 0.0126, 0.1424, -0.1403),
-    "lift_z": (-0.0798, 0.1822, -0.0040, -0.0983),
-    "late": (0.8571, 3.5280, -4.1199, -0.2652),
-    "late_lead": (5.6852, -3.7793, -5.5963, 3.6904),
-    "late_below_top": (9.0885, -6.7950, -2.2761, -0.0174),
-    "signals_several": (-0.4591, -0.7339, -0.8378, 2.0308),
-    "names_an_instance": (0.3063, 0.1573, -0.9558, 0.4921),
-    "asks_for_something": (-0.2960, -0.8620, 0.4060, 0.7521),
-    "reads_as_report": (0.0213, 0.7172, -0.8636, 0.1250),
-    "tells_the_past": (0.2382, -0.5387, -0.5312, 0.8317),
-    "intents": (0.1008, -0.1689, 0.0028, 0.0653),
-    "sentences": (0.8115, 0.1182, -0.8303, -0.0995),
-    "rules_selected": (0.1490, -0.4853, 0.0853, 0.2510),
-    "rules_ambiguous": (-0.2308, 1.2191, -0.7260, -0.2623),
-    "rules_new_workflow_required": (0.0088, -0.1790, 0.4339, -0.2637),
-    "rules_multi_workflow": (-0.0623, -0.2116, 0.1857, 0.0882),
+    "cosine": (0.2993, -2.0306, 2.7755, -1.0442),
+    "cosine_over_second": (0.4194, -0.4018, 0.5646, -0.5822),
+    "lift": (0.8332, -0.5167, 0.1369, -0.4534),
+    "dense_lead": (0.9150, -1.0252, -0.5745, 0.6847),
+    "lexical_lead": (1.3761, -0.7253, -0.9356, 0.2849),
+    "coverage": (-0.2599, -0.1872, 1.8078, -1.3607),
+    "rankers_agree": (0.1134, -0.0089, -0.3210, 0.2165),
+    "fused_margin": (0.4861, 0.3801, 1.4264, -2.2926),
+    "log_words": (2.0950, -4.7121, 0.0201, 2.5970),
+    "inactive_over_best": (-2.4050, -1.6014, 6.1160, -2.1096),
+    "action_boost": (-0.4930, -0.4008, 0.9974, -0.1036),
+    "boost_total": (0.5291, -0.3715, -0.4958, 0.3382),
+    "several_intents": (0.0851, -0.5461, 0.3720, 0.0890),
+    "pair_prefer_each_other": (0.3844, -0.2093, -0.0904, -0.0848),
+    "pair_lift": (2.0320, -2.6332, -1.7557, 2.3569),
+    "pair_cosine": (-0.4902, -0.8478, 0.8277, 0.5103),
+    "pair_score": (-0.2480, 0.0358, -0.0246, 0.2368),
+    "pair_margin": (0.0799, -0.0237, -0.2586, 0.2024),
+    "second_lift": (0.8283, -0.2194, -0.8931, 0.2842),
+    "third_lift": (-0.4197, 2.8678, -1.6504, -0.7977),
+    "cosine_over_second_z": (-0.0297, 0.0051, 0.1192, -0.0946),
+    "lift_z": (-0.0677, 0.1745, 0.0119, -0.1186),
+    "late": (0.7693, 3.2707, -4.7187, 0.6787),
+    "late_lead": (5.7039, -4.0583, -5.1770, 3.5313),
+    "late_below_top": (9.0488, -6.4007, -1.2818, -1.3662),
+    "signals_several": (-0.2920, -0.7528, -0.9205, 1.9653),
+    "names_an_instance": (0.3233, 0.2912, -1.0435, 0.4290),
+    "asks_for_something": (-0.3156, -0.7725, 0.2900, 0.7981),
+    "reads_as_report": (-0.0161, 0.7640, -0.9549, 0.2071),
+    "tells_the_past": (0.2329, -0.5083, -0.5336, 0.8089),
+    "intents": (0.1201, -0.1694, 0.0009, 0.0484),
+    "sentences": (0.8042, 0.1214, -0.8765, -0.0492),
+    "rules_selected": (0.1137, -0.4742, 0.0932, 0.2673),
+    "rules_ambiguous": (-0.1668, 1.1254, -0.6966, -0.2621),
+    "rules_new_workflow_required": (0.0354, -0.1151, 0.4040, -0.3243),
+    "rules_multi_workflow": (-0.0982, -0.1979, 0.1752, 0.1208),
 }
-SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-4.3866, 9.3475, 4.1623, -9.1232)
+SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-4.7390, 9.9510, 4.4075, -9.6196)
 TERSE_AMBIGUITY_MARGIN = 0.2
 TERSE_TRUSTS_ACTION = True
 # What a root is matched on (lamina/graph/documents.py workflow_facets): besides its whole document, each
