@@ -24,7 +24,9 @@ unseen graph (stacking); each left-out graph is decided by `selection.select` wi
 Session 22 (2026-12-06), split fortynine-five (49 calibration graphs, 3645 decided tasks), the same features and
 settings: rules 2586, learned 2812, +0.062 [+0.054, +0.071] (256 fixed, 30 broken; paraphrase 1439 -> 1497 of
 1747, compound 225 -> 295 of 658, vague 559 -> 592 of 658, absent 357 -> 422 of 576); the constants it prints are
-the product's. With the best pair's seven piece-split values (pairs.py) as more features: 2803; not kept.
+the product's. With the best pair's seven piece-split values (pairs.py) as more features: 2803; not kept. Held
+out on eleven graphs nobody had read (split fortynine-eleven): 851 -> 856 of 1100 against the session start,
++0.005 [+0.000, +0.009] (docs/evaluation.md, "Session 22").
 
 Session 21 (2026-12-06), split fortyfour-five (44 calibration graphs, 3270 decided tasks), C 0.1, pair C 0.1,
 floor 0.65: rules 2335, learned 2536, +0.061 [+0.053, +0.071] (226 fixed, 25 broken; paraphrase 1289 -> 1343
