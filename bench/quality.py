@@ -176,6 +176,12 @@ _HELD_SIX_NEXT = ("locksmith", "zoo", "carpark", "charity", "carehome", "transla
 # committed with split sixty-five before selection ran on them. Nobody has read or scored them.
 _SIXTY = (*_FORTY_NINE, *_HELD_NEXT, *_HELD_SIX_NEXT)
 _HELD_LAST_FIVE = ("flyingschool", "scaffolding", "cleaning", "photostudio", "allotments")
+# Written during session 22 from a second brief (docs/evaluation.md, "Session 22"): every category in the same
+# mix of lengths and voices, its wording not giving the category away (vague tasks long as often as short, absent
+# ones as ordinary tickets, compound ones mostly without "also"/"then"). Committed with split
+# sixty-otherbrief before selection ran on them; held out to test that what was learned on the first brief's
+# graphs is how tasks are read, not how that brief wrote them.
+_HELD_OTHER_BRIEF = ("broadband", "winemerchant", "animalrescue", "recordingstudio", "tyrefitter")
 SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "lettings-clinic": (("lettings", "clinic"), ("saas", "shop")),
     "four-two": (("lettings", "clinic", "saas", "shop"), ("transit", "registry")),
@@ -219,6 +225,8 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "fortynine-eleven": (_FORTY_NINE, (*_HELD_NEXT, *_HELD_SIX_NEXT)),
     # for the next frozen change: calibrate on all 60 graphs scored by then, hold out five nobody has read
     "sixty-five": (_SIXTY, _HELD_LAST_FIVE),
+    # the same calibration graphs; held out five written from the second brief
+    "sixty-otherbrief": (_SIXTY, _HELD_OTHER_BRIEF),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 DEFAULT_SPLIT = "lettings-clinic"
@@ -424,6 +432,7 @@ _FOLDER_GRAPHS = (
     *_HELD_NEXT,
     *_HELD_SIX_NEXT,
     *_HELD_LAST_FIVE,
+    *_HELD_OTHER_BRIEF,
 )
 
 
