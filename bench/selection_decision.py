@@ -82,6 +82,7 @@ DECIDED = ("paraphrase", "compound", "vague", "absent", "single_and")
 DEFAULT_C = 0.1
 DEFAULT_PAIR_C = 0.1
 DEFAULT_FLOOR = SELECTION_DECISION_MIN_PROBABILITY
+DEFAULT_SECOND_BRIEF_WEIGHT = 1.0
 
 
 @dataclass(frozen=True)
@@ -112,13 +113,17 @@ def rows_of(split: str, cache: quality.VectorCache) -> list[Row]:
     return rows
 
 
-def fit(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]:
-    """Multinomial logistic regression with an L2 penalty of 1 / (2c), on standardised features; returns the
-    weights (features x outcomes) and intercepts of the raw features."""
+def fit(
+    x: np.ndarray, y: np.ndarray, c: float, weight: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Multinomial logistic regression with an L2 penalty of 1 / (2c), on standardised features, each task's
+    loss times its `weight` (1 each when None); returns the weights (features x outcomes) and intercepts of the
+    raw features."""
     mu, sd = x.mean(0), x.std(0) + 1e-9
     z = (x - mu) / sd
     n, p = z.shape
     k = len(OUTCOMES)
+    weight = np.ones(n) if weight is None else weight
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
         coef, bias = w[: p * k].reshape(p, k), w[p * k :]
@@ -126,9 +131,10 @@ def fit(x: np.ndarray, y: np.ndarray, c: float) -> tuple[np.ndarray, np.ndarray]
         s -= s.max(1, keepdims=True)
         prob = np.exp(s)
         prob /= prob.sum(1, keepdims=True)
-        value = -np.sum(np.log(prob[np.arange(n), y] + 1e-12)) + 0.5 / c * np.sum(coef**2)
+        value = -np.sum(weight * np.log(prob[np.arange(n), y] + 1e-12)) + 0.5 / c * np.sum(coef**2)
         grad = prob.copy()
         grad[np.arange(n), y] -= 1
+        grad *= weight[:, None]
         return value, np.concatenate([(z.T @ grad + coef / c).ravel(), grad.sum(0)])
 
     w = minimize(loss, np.zeros(p * k + k), jac=True, method="L-BFGS-B").x
@@ -193,17 +199,21 @@ def features_with_pairs(rows: list[Row], weights: dict[str, dict[str, float]]) -
 
 
 def leave_one_graph_out(
-    rows: list[Row], c: float, floor: float, pairs: dict[str, dict[str, float]]
+    rows: list[Row],
+    c: float,
+    floor: float,
+    pairs: dict[str, dict[str, float]],
+    weight: np.ndarray | None = None,
 ) -> list[tuple[str, tuple[str, ...]]]:
     """Each graph's tasks decided by `selection.select` with the pair ranking (`pairs`: pair_folds) and the
-    learned decision fitted on the other graphs."""
+    learned decision fitted on the other graphs (each task's loss times its `weight`)."""
     x = features_with_pairs(rows, pairs)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     names = np.array([r.graph.name for r in rows])
     decided: list[tuple[str, tuple[str, ...]]] = [("", ())] * len(rows)
     for g in sorted(set(names.tolist())):
         train = names != g
-        coef, bias = fit(x[train], y[train], c)
+        coef, bias = fit(x[train], y[train], c, None if weight is None else weight[train])
         th = replace(
             Thresholds(),
             decision=dict(zip(FEATURES, (tuple(w) for w in coef.tolist()), strict=True)),
@@ -250,6 +260,12 @@ def main() -> None:
         help="inverse L2 strength of the pair ranking (0: no pair ranking, the intents' pair)",
     )
     parser.add_argument(
+        "--second-brief-weight",
+        type=float,
+        default=DEFAULT_SECOND_BRIEF_WEIGHT,
+        help="each task of a graph written from the second brief (quality.SECOND_BRIEF) weighs this much",
+    )
+    parser.add_argument(
         "--predictions", type=Path, help="per task: the rules' and the learned outcome (JSONL)"
     )
     args = parser.parse_args()
@@ -258,7 +274,10 @@ def main() -> None:
     cache = quality.VectorCache(load_embedder(threads=2))
     rows = rows_of(args.split, cache)
     folds = pair_folds(rows, args.pair_c)  # per graph, fitted without it: for both runs below
-    learned = leave_one_graph_out(rows, args.c, args.floor, folds)
+    weight = np.array(
+        [args.second_brief_weight if r.graph.name in quality.SECOND_BRIEF else 1.0 for r in rows]
+    )
+    learned = leave_one_graph_out(rows, args.c, args.floor, folds, weight)
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for r, ok in zip(rows, right, strict=True):
@@ -278,6 +297,17 @@ def main() -> None:
         f"{mean:+.3f} [{low:+.3f}, {high:+.3f}] ({sum(d > 0 for d in deltas)} fixed, "
         f"{sum(d < 0 for d in deltas)} broken)"
     )
+    for brief, members in (("first", False), ("second", True)):
+        chosen = [
+            (r, ok)
+            for r, ok in zip(rows, right, strict=True)
+            if (r.graph.name in quality.SECOND_BRIEF) == members
+        ]
+        if chosen:
+            print(
+                f"  graphs of the {brief} brief: rules {sum(r.ruled_right for r, _ in chosen)}, learned "
+                f"{sum(ok for _, ok in chosen)} of {len(chosen)}"
+            )
     if args.predictions:
         with args.predictions.open("w") as out:
             for r, got, ok in zip(rows, learned, right, strict=True):
@@ -296,7 +326,7 @@ def main() -> None:
     pair = fit_pairs(rows, args.pair_c) if args.pair_c > 0 else {}
     x = features_with_pairs(rows, folds)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
-    coef, bias = fit(x, y, args.c)
+    coef, bias = fit(x, y, args.c, weight)
     print("\n# fitted on every calibration graph (lamina/constants.py):")
     print(constants_block(coef, bias, pair))
 
