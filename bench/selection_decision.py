@@ -1,6 +1,6 @@
 """The learned decision of Workflow selection: fit it, and measure it out of sample against the rules.
 
-Run: LAMINA_HOME=… .venv/bin/python bench/selection_decision.py [--split sixtyfive-ten] [--c 0.1]
+Run: LAMINA_HOME=… .venv/bin/python bench/selection_decision.py [--split fortynine-five] [--c 0.1]
                                                    [--pair-c 0.1] [--floor 0.65] [--predictions FILE]
 
 For every task of the split's calibration graphs that names no root and is not explicit (paraphrase,
@@ -245,7 +245,7 @@ def constants_block(coef: np.ndarray, bias: np.ndarray, pair: dict[str, float]) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--split", default="sixtyfive-ten", choices=sorted(quality.SPLITS))
+    parser.add_argument("--split", default="fortynine-five", choices=sorted(quality.SPLITS))
     parser.add_argument("--c", type=float, default=DEFAULT_C, help="inverse L2 strength")
     parser.add_argument(
         "--floor",

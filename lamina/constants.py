@@ -491,17 +491,13 @@ DETAILED_MIN_WORDS: int | None = 8
 # The learned decision (lamina/retrieval/decision.py; session 20, refitted in sessions 21 and 22): after the
 # rules above decide, a multinomial logistic regression over the same evidence and the rules' outcome re-decides
 # (FEATURES there name the columns; per feature, its weight for selected, ambiguous, new_workflow_required,
-# multi_workflow). Session 21 added the pair ranking's best score and margin (SELECTION_PAIR below) as features,
-# stacked: each task's from pair weights fitted without its graph. Fitted by `bench/selection_decision.py --split
-# sixtyfive-ten` (C 0.1: an L2 penalty of 5 on standardised features, every task weighing the same) on the 4845
-# decided tasks (paraphrase, compound, vague, absent, single-and; none naming a root) of the 65 calibration
-# graphs, five of them written from the second brief (bench/quality.py SECOND_BRIEF); the coefficients map back
-# to raw features. Leave one graph out: rules 3314 -> 3548 of 4845, +0.048 [+0.041, +0.055]; on the second
-# brief's five graphs only 185 -> 188 of 375 (their wording does not give a task's category away;
-# docs/evaluation.md, "Session 22"); weighing those tasks 5 times (`--second-brief-weight 5`): 189 of 375, and
-# 3306 against 3360 of the first brief's 4470: not kept. Session 22's first refit, on the 49 first-brief graphs
-# of split fortynine-five: leave one graph out (each graph decided by `selection.select` with both models fitted
-# on the other 48), paired against the rules: 2586 -> 2812 of 3645, +0.062 [+0.054, +0.071] (256 fixed, 30 broken;
+# multi_workflow). Fitted by `bench/selection_decision.py --split fortynine-five` (C 0.1: an L2 penalty of 5 on
+# standardised features, every task weighing the same) on the 3645 decided tasks (paraphrase, compound, vague,
+# absent, single-and; none naming a root) of the 49 calibration graphs; the coefficients map back to raw
+# features. Session 21 added the pair ranking's best score and margin (SELECTION_PAIR below) as features,
+# stacked: each task's from pair weights fitted without its graph. Session 22 refitted the same features on
+# five more graphs. Leave one graph out (each graph decided by `selection.select` with both models fitted on the
+# other 48), paired against the rules: 2586 -> 2812 of 3645, +0.062 [+0.054, +0.071] (256 fixed, 30 broken;
 # paraphrase 1439 -> 1497 of 1747, compound 225 -> 295 of 658, vague 559 -> 592 of 658, absent 357 -> 422 of
 # 576). Held out, frozen at 499a06e, on eleven graphs nobody had read (split fortynine-eleven) against the session
 # start: 851 -> 856 of 1100, +0.005 [+0.000, +0.009] (6 fixed, 1 broken). Also measured, not kept: the best
@@ -544,67 +540,67 @@ PAIR_WHOLE_DEPTH = 5
 PAIR_INTENT_DEPTH = 2
 # The pair ranking's weights (pairs.PAIR_FEATURES; a candidate pair's score is its feature row times these):
 # a conditional logit (softmax over each task's candidate pairs, C 0.1 on standardised features) fitted by
-# `bench/selection_decision.py --split sixtyfive-ten` on the two-root tasks of the 65 calibration graphs whose
-# labelled pair is a candidate (session 22's refit of session 21's, which was fitted on 44 graphs:
+# `bench/selection_decision.py --split fortynine-five` on the two-root tasks of the 49 calibration graphs whose
+# labelled pair is a candidate (597 of 658; session 22's refit of session 21's, which was fitted on 44 graphs:
 # leave one graph out it named the labelled pair of 391 of 588 two-root tasks, where the intents' strongest
 # pair, else the fused first two, named 324; C 1.0: 387; a session script).
 SELECTION_PAIR: dict[str, float] = {
-    "rank_better": -0.2918,
-    "rank_worse": -0.6716,
-    "lift_lower": 1.3159,
-    "lift_higher": 2.4532,
-    "lexical_lower": 2.2010,
-    "lexical_higher": 4.0595,
-    "late_lower": 11.5156,
-    "late_higher": 6.0343,
-    "piece_lift_lower": 5.2742,
-    "piece_lift_higher": 9.1545,
-    "different_pieces": 0.3424,
-    "piece_cosine_separation": 4.7373,
-    "piece_lexical_separation": 2.1434,
-    "first_picks": 0.5783,
-    "pieces_prefer_each": 0.0898,
-    "holds_the_best": 0.4331,
+    "rank_better": -0.1044,
+    "rank_worse": -0.6537,
+    "lift_lower": 1.1836,
+    "lift_higher": 3.2848,
+    "lexical_lower": 2.3048,
+    "lexical_higher": 3.7180,
+    "late_lower": 10.9170,
+    "late_higher": 6.8241,
+    "piece_lift_lower": 5.4091,
+    "piece_lift_higher": 9.7690,
+    "different_pieces": 0.4086,
+    "piece_cosine_separation": 4.1005,
+    "piece_lexical_separation": 2.1960,
+    "first_picks": 0.5936,
+    "pieces_prefer_each": 0.2364,
+    "holds_the_best": 0.4513,
 }
 SELECTION_DECISION: dict[str, tuple[float, float, float, float]] = {
-    "cosine": (1.0444, -2.2068, 2.7956, -1.6332),
-    "cosine_over_second": (-0.1733, 0.3520, 0.0331, -0.2117),
-    "lift": (0.0420, 0.4114, 0.1714, -0.6249),
-    "dense_lead": (2.0628, -2.1161, -0.7304, 0.7838),
-    "lexical_lead": (1.1417, -0.4161, -0.8787, 0.1531),
-    "coverage": (0.0157, -0.7491, 1.8206, -1.0872),
-    "rankers_agree": (0.1561, -0.0451, -0.3082, 0.1972),
-    "fused_margin": (0.5684, 0.2261, 1.2990, -2.0935),
-    "log_words": (1.4477, -3.3387, 0.2835, 1.6075),
-    "inactive_over_best": (-2.3869, -1.4111, 5.9572, -2.1592),
-    "action_boost": (-0.3560, -0.9747, 0.9845, 0.3461),
-    "boost_total": (0.2902, 0.3448, -0.5686, -0.0664),
-    "several_intents": (0.8383, -1.7890, 0.1340, 0.8167),
-    "pair_prefer_each_other": (0.4276, 0.1295, -0.3214, -0.2356),
-    "pair_lift": (2.2546, -2.0044, -1.7624, 1.5122),
-    "pair_cosine": (-1.7181, -0.0079, 1.4282, 0.2978),
-    "pair_score": (-0.2126, -0.0278, -0.0400, 0.2804),
-    "pair_margin": (0.1175, -0.0869, -0.2301, 0.1994),
-    "second_lift": (0.4428, 0.1142, 0.2815, -0.8385),
-    "third_lift": (-1.5875, 2.9772, -2.0296, 0.6399),
-    "cosine_over_second_z": (-0.0525, 0.0408, 0.1548, -0.1431),
-    "lift_z": (-0.1083, 0.0998, -0.0560, 0.0645),
-    "late": (1.5438, 1.6740, -5.1981, 1.9803),
-    "late_lead": (4.8366, -2.0334, -4.6107, 1.8076),
-    "late_below_top": (8.4735, -1.9987, -0.8329, -5.6419),
-    "signals_several": (-0.1539, -0.8302, -0.8664, 1.8505),
-    "names_an_instance": (0.3252, 0.3756, -1.2587, 0.5580),
-    "asks_for_something": (-0.2884, -0.4663, 0.4450, 0.3098),
-    "reads_as_report": (0.2358, 0.5857, -0.6085, -0.2129),
-    "tells_the_past": (0.0325, -0.0094, -0.5654, 0.5423),
-    "intents": (-0.1576, 0.3164, 0.0857, -0.2446),
-    "sentences": (0.0004, 1.6402, -0.9533, -0.6873),
-    "rules_selected": (0.1255, -0.3646, 0.1604, 0.0787),
-    "rules_ambiguous": (-0.3514, 1.0618, -0.9070, 0.1965),
-    "rules_new_workflow_required": (0.0725, -0.0858, 0.4110, -0.3976),
-    "rules_multi_workflow": (0.0625, -0.3970, 0.2689, 0.0656),
+    "cosine": (0.2993, -2.0306, 2.7755, -1.0442),
+    "cosine_over_second": (0.4194, -0.4018, 0.5646, -0.5822),
+    "lift": (0.8332, -0.5167, 0.1369, -0.4534),
+    "dense_lead": (0.9150, -1.0252, -0.5745, 0.6847),
+    "lexical_lead": (1.3761, -0.7253, -0.9356, 0.2849),
+    "coverage": (-0.2599, -0.1872, 1.8078, -1.3607),
+    "rankers_agree": (0.1134, -0.0089, -0.3210, 0.2165),
+    "fused_margin": (0.4861, 0.3801, 1.4264, -2.2926),
+    "log_words": (2.0950, -4.7121, 0.0201, 2.5970),
+    "inactive_over_best": (-2.4050, -1.6014, 6.1160, -2.1096),
+    "action_boost": (-0.4930, -0.4008, 0.9974, -0.1036),
+    "boost_total": (0.5291, -0.3715, -0.4958, 0.3382),
+    "several_intents": (0.0851, -0.5461, 0.3720, 0.0890),
+    "pair_prefer_each_other": (0.3844, -0.2093, -0.0904, -0.0848),
+    "pair_lift": (2.0320, -2.6332, -1.7557, 2.3569),
+    "pair_cosine": (-0.4902, -0.8478, 0.8277, 0.5103),
+    "pair_score": (-0.2480, 0.0358, -0.0246, 0.2368),
+    "pair_margin": (0.0799, -0.0237, -0.2586, 0.2024),
+    "second_lift": (0.8283, -0.2194, -0.8931, 0.2842),
+    "third_lift": (-0.4197, 2.8678, -1.6504, -0.7977),
+    "cosine_over_second_z": (-0.0297, 0.0051, 0.1192, -0.0946),
+    "lift_z": (-0.0677, 0.1745, 0.0119, -0.1186),
+    "late": (0.7693, 3.2707, -4.7187, 0.6787),
+    "late_lead": (5.7039, -4.0583, -5.1770, 3.5313),
+    "late_below_top": (9.0488, -6.4007, -1.2818, -1.3662),
+    "signals_several": (-0.2920, -0.7528, -0.9205, 1.9653),
+    "names_an_instance": (0.3233, 0.2912, -1.0435, 0.4290),
+    "asks_for_something": (-0.3156, -0.7725, 0.2900, 0.7981),
+    "reads_as_report": (-0.0161, 0.7640, -0.9549, 0.2071),
+    "tells_the_past": (0.2329, -0.5083, -0.5336, 0.8089),
+    "intents": (0.1201, -0.1694, 0.0009, 0.0484),
+    "sentences": (0.8042, 0.1214, -0.8765, -0.0492),
+    "rules_selected": (0.1137, -0.4742, 0.0932, 0.2673),
+    "rules_ambiguous": (-0.1668, 1.1254, -0.6966, -0.2621),
+    "rules_new_workflow_required": (0.0354, -0.1151, 0.4040, -0.3243),
+    "rules_multi_workflow": (-0.0982, -0.1979, 0.1752, 0.1208),
 }
-SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-3.1162, 6.0520, 3.8015, -6.7374)
+SELECTION_DECISION_INTERCEPTS: tuple[float, float, float, float] = (-4.7390, 9.9510, 4.4075, -9.6196)
 TERSE_AMBIGUITY_MARGIN = 0.2
 TERSE_TRUSTS_ACTION = True
 # What a root is matched on (lamina/graph/documents.py workflow_facets): besides its whole document, each
