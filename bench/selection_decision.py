@@ -26,7 +26,9 @@ settings: rules 2586, learned 2812, +0.062 [+0.054, +0.071] (256 fixed, 30 broke
 1747, compound 225 -> 295 of 658, vague 559 -> 592 of 658, absent 357 -> 422 of 576); the constants it prints are
 the product's. With the best pair's seven piece-split values (pairs.py) as more features: 2803; not kept. Held
 out on eleven graphs nobody had read (split fortynine-eleven): 851 -> 856 of 1100 against the session start,
-+0.005 [+0.000, +0.009] (docs/evaluation.md, "Session 22").
++0.005 [+0.000, +0.009] (docs/evaluation.md, "Session 22"). The same refit on 65 graphs (`--split sixtyfive-ten`,
+five written from a second brief): leave one graph out 3314 -> 3548 of 4845, the second brief's graphs 185 -> 188
+of 375 (`--second-brief-weight 5`: 189); held out on ten unread graphs 695 -> 689 of 1000; not kept.
 
 Session 21 (2026-12-06), split fortyfour-five (44 calibration graphs, 3270 decided tasks), C 0.1, pair C 0.1,
 floor 0.65: rules 2335, learned 2536, +0.061 [+0.053, +0.071] (226 fixed, 25 broken; paraphrase 1289 -> 1343
