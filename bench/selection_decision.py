@@ -1,7 +1,8 @@
 """The learned decision of Workflow selection: fit it, and measure it out of sample against the rules.
 
 Run: LAMINA_HOME=… .venv/bin/python bench/selection_decision.py [--split fortynine-five] [--c 0.1]
-                                                   [--pair-c 0.1] [--floor 0.65] [--predictions FILE]
+                                                   [--pair-c 0.1] [--floor 0.65] [--second-brief-weight 1]
+                                                   [--predictions FILE]
 
 For every task of the split's calibration graphs that names no root and is not explicit (paraphrase,
 compound, vague, absent, single-and), the rules decide (`selection.decide_by_rules`, every threshold of

@@ -40,6 +40,31 @@ def _cache(tmp_path: Path) -> quality.VectorCache:
 def test_calibration_and_held_out_graphs_are_disjoint() -> None:
     assert set(quality.CALIBRATION).isdisjoint(quality.HELD_OUT)
     assert len(quality.HELD_OUT) >= 2
+    for name, (calibration, held_out) in quality.SPLITS.items():
+        assert set(calibration).isdisjoint(held_out), name
+        assert len(set(calibration)) == len(calibration) and len(set(held_out)) == len(held_out), name
+    # every second-brief graph is a folder the bench knows, and held out somewhere before it calibrates
+    folders = set(quality._FOLDER_GRAPHS)
+    assert set(quality.SECOND_BRIEF) <= folders
+    assert set(quality.SECOND_BRIEF) <= {g for _, held in quality.SPLITS.values() for g in held}
+
+
+def test_a_task_weighing_twice_counts_as_the_task_written_twice() -> None:
+    from bench.selection_decision import fit
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((60, 3))
+    y = rng.integers(0, 4, 60)
+    weight = np.where(np.arange(60) < 20, 2.0, 1.0)
+    twice = np.concatenate([np.arange(60), np.arange(20)])
+    coef_w, bias_w = fit(x, y, 0.5, weight)
+    coef_d, bias_d = fit(x[twice], y[twice], 0.5)
+    # standardisation differs slightly (duplicated rows shift the mean), so compare the decisions, not weights
+    scores_w, scores_d = x @ coef_w + bias_w, x @ coef_d + bias_d
+    assert (scores_w.argmax(1) == scores_d.argmax(1)).mean() > 0.95
+    coef_1, bias_1 = fit(x, y, 0.5)
+    assert not np.allclose(coef_w, coef_1, atol=1e-3)  # the weights change the fit
+    assert np.allclose(fit(x, y, 0.5, np.ones(60))[0], coef_1)
 
 
 def test_task_categories_come_from_labels_and_the_exact_match_rule(tmp_path: Path) -> None:
