@@ -43,6 +43,10 @@ Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLI
   twentysix-two fixed at the end of session 18 for the next change: twentyfour-two's graphs with pharmacy and
                golf (scored once held out) as calibration; hold out funeral and dental (written at the end of
                session 18 by authors who never saw the ranking code; selection has never run on them).
+  Later splits (sessions 20–22; the comments at SPLITS say when each was fixed and what it holds out):
+  twentysix-five, twentysix-eight, twentysix-eleven, thirtyseven-seven, fortyfour-five, fortynine-five,
+  fortynine-eleven (session 22's refit held out), sixty-five (five unread first-brief graphs),
+  sixty-otherbrief and sixtyfive-ten (graphs from the second brief, bench/quality_data/briefs/; SECOND_BRIEF).
 Every constant of the selection section of lamina/constants.py was set on the default split's calibration
 graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
 evaluates the calibration graphs alone. --held-out FOLDER (repeatable) adds a graph to the held-out set
