@@ -189,7 +189,20 @@ _HELD_OTHER_BRIEF = ("broadband", "winemerchant", "animalrescue", "recordingstud
 # Five more from the second brief, written while session 22 refitted on the first five; committed with split
 # sixtyfive-ten before selection ran on them.
 _HELD_OTHER_BRIEF_MORE = ("taxifirm", "swimschool", "pottery", "coachtours", "conveyancing")
-SECOND_BRIEF = (*_HELD_OTHER_BRIEF, *_HELD_OTHER_BRIEF_MORE)  # every graph written from the second brief
+# Five more from the second brief, written at session 23's start; committed with split seventyfive-five before
+# selection ran on them.
+_HELD_OTHER_BRIEF_THIRD = ("physio", "vegbox", "escaperoom", "camerahire", "weddings")
+SECOND_BRIEF = (  # every graph written from the second brief
+    *_HELD_OTHER_BRIEF,
+    *_HELD_OTHER_BRIEF_MORE,
+    *_HELD_OTHER_BRIEF_THIRD,
+)
+_SEVENTY_FIVE = (
+    *_SIXTY,
+    *_HELD_LAST_FIVE,
+    *_HELD_OTHER_BRIEF,
+    *_HELD_OTHER_BRIEF_MORE,
+)  # every graph read by session 23
 SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "lettings-clinic": (("lettings", "clinic"), ("saas", "shop")),
     "four-two": (("lettings", "clinic", "saas", "shop"), ("transit", "registry")),
@@ -238,6 +251,8 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # session 22's second change: calibrate on all 65 graphs scored by then (both briefs); hold out five unread
     # graphs of each brief
     "sixtyfive-ten": ((*_SIXTY, *_HELD_OTHER_BRIEF), (*_HELD_LAST_FIVE, *_HELD_OTHER_BRIEF_MORE)),
+    # session 23: calibrate on all 75 graphs scored by then (both briefs); hold out five unread second-brief graphs
+    "seventyfive-five": (_SEVENTY_FIVE, _HELD_OTHER_BRIEF_THIRD),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 DEFAULT_SPLIT = "lettings-clinic"
@@ -445,6 +460,7 @@ _FOLDER_GRAPHS = (
     *_HELD_LAST_FIVE,
     *_HELD_OTHER_BRIEF,
     *_HELD_OTHER_BRIEF_MORE,
+    *_HELD_OTHER_BRIEF_THIRD,
 )
 
 
