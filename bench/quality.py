@@ -69,6 +69,7 @@ Final line: JSON {"bench": "quality", "figures": [...]}.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -514,20 +515,59 @@ def task_scores_for(
 def predict(task: Task, graph: Graph, cache: VectorCache, th: Thresholds) -> tuple[str, tuple[str, ...]]:
     """What `lamina work prepare` selects: select_for_task = task_scores + select, with the scores (which
     no threshold changes) computed once per task so that a grid search costs seconds."""
+    return predict_with_confidence(task, graph, cache, th)[0]
+
+
+def predict_with_confidence(
+    task: Task, graph: Graph, cache: VectorCache, th: Thresholds
+) -> tuple[tuple[str, tuple[str, ...]], float | None]:
+    """predict's outcome and the packet's `selection.confidence` for it."""
     if task.explicit:  # the --workflow path: no selection, but the id must be an active workflow
         ok = graph.status_of.get(task.explicit) == "active"
-        return ("selected", (task.explicit,)) if ok else ("error", ())
+        return (("selected", (task.explicit,)), 1.0) if ok else (("error", ()), None)
     key = (graph.name, task.text)
     if key not in _SCORES:
         _SCORES[key] = task_scores_for(task, graph, cache)
-    return decided(task, graph.index, _SCORES[key], th)
+    sel = selection_of(task, graph.index, _SCORES[key], th)
+    return (sel.status, tuple(sorted(sel.workflows))), sel.confidence
+
+
+def selection_of(task: Task, index: RootIndex, scores: Any, th: Thresholds) -> Any:
+    """The selection.Selection `select` gives for the task's scores (task_scores_for)."""
+    whole, intents = scores
+    return select(task.text, index.roots, whole.lexical, whole.coverage, whole.dense, th, intents, whole.late)
 
 
 def decided(task: Task, index: RootIndex, scores: Any, th: Thresholds) -> tuple[str, tuple[str, ...]]:
     """The outcome `select` gives for the task's scores (task_scores_for), as (status, sorted workflows)."""
-    whole, intents = scores
-    sel = select(task.text, index.roots, whole.lexical, whole.coverage, whole.dense, th, intents, whole.late)
+    sel = selection_of(task, index, scores, th)
     return sel.status, tuple(sorted(sel.workflows))
+
+
+CONFIDENCE_BINS = (0.0, 0.3, 0.5, 0.7, 0.8, 0.9, 1.0)
+
+
+def reliability(rated: Sequence[tuple[float | None, bool]]) -> list[str]:
+    """How far `selection.confidence` can be trusted, from (confidence, right) pairs: per confidence bin the
+    tasks, their mean confidence and the share right (calibrated: the two agree); and the accuracy of the most
+    confident half and quarter of the tasks against all of them (useful: a user who checks only the less
+    confident tasks by hand gets the higher figure on the rest). Tasks without a confidence are counted apart."""
+    known = [(c, ok) for c, ok in rated if c is not None]
+    lines = [f"  {len(known)} tasks with a confidence, {len(rated) - len(known)} without"]
+    if not known:
+        return lines
+    for low, high in itertools.pairwise(CONFIDENCE_BINS):
+        inside = [(c, ok) for c, ok in known if low <= c < high or (high == 1.0 and c == 1.0)]
+        if inside:
+            lines.append(
+                f"  confidence [{low:.1f}, {high:.1f}{']' if high == 1.0 else ')'}: {len(inside):>5} tasks, "
+                f"mean {sum(c for c, _ in inside) / len(inside):.2f}, right {sum(ok for _, ok in inside) / len(inside):.2f}"
+            )
+    ordered = sorted(known, key=lambda r: -r[0])
+    for share in (1.0, 0.5, 0.25):
+        top = ordered[: max(1, round(len(ordered) * share))]
+        lines.append(f"  the {share:.0%} most confident: {sum(ok for _, ok in top)}/{len(top)} right")
+    return lines
 
 
 def correct(task: Task, got: tuple[str, tuple[str, ...]]) -> bool:
@@ -712,11 +752,12 @@ def misses(graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, show: Ca
 def write_predictions(
     path: Path, graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, calibration: Sequence[str]
 ) -> None:
-    """One JSON line per task: graph, role, id, category, expected and predicted outcome, correct."""
+    """One JSON line per task: graph, role, id, category, expected and predicted outcome, correct, and the
+    selection's confidence."""
     with path.open("w") as out:
         for g in graphs:
             for task in g.tasks:
-                got = predict(task, g, cache, th)
+                got, confidence = predict_with_confidence(task, g, cache, th)
                 row = {
                     "graph": g.name,
                     "role": "calibration" if g.name in calibration else "held out",
@@ -725,6 +766,7 @@ def write_predictions(
                     "want": [task.status, sorted(task.workflows)],
                     "got": [got[0], list(got[1])],
                     "correct": correct(task, got),
+                    "confidence": confidence,
                 }
                 out.write(json.dumps(row, sort_keys=True) + "\n")
 
@@ -851,6 +893,17 @@ def main() -> None:
                     "target": "",
                 }  # fmt: skip
             )
+    for role in ("calibration", "held out"):
+        rated = [
+            (confidence, correct(t, got))
+            for g in graphs
+            if ("calibration" if g.name in calibration_names else "held out") == role
+            for t in g.tasks
+            for got, confidence in [predict_with_confidence(t, g, cache, th)]
+        ]
+        if rated and not args.quick:
+            print(f"selection.confidence against being right, {role} graphs:")
+            print("\n".join(reliability(rated)))
     if args.predictions:
         write_predictions(args.predictions, graphs, cache, th, calibration_names)
     if args.compare:

@@ -72,7 +72,7 @@ sys.path.insert(0, str(ROOT))
 import bench.quality as quality  # noqa: E402
 from bench.common import paired_mean_difference  # noqa: E402
 from lamina.constants import SELECTION_DECISION_MIN_PROBABILITY  # noqa: E402
-from lamina.retrieval.decision import FEATURES, OUTCOMES  # noqa: E402
+from lamina.retrieval.decision import CONFIDENCE_FEATURES, FEATURES, OUTCOMES, confidence_row  # noqa: E402
 from lamina.retrieval.pairs import PAIR_FEATURES, best_pair  # noqa: E402
 from lamina.retrieval.selection import (  # noqa: E402
     DecisionEvidence,
@@ -86,6 +86,8 @@ DEFAULT_C = 0.1
 DEFAULT_PAIR_C = 0.1
 DEFAULT_FLOOR = SELECTION_DECISION_MIN_PROBABILITY
 DEFAULT_SECOND_BRIEF_WEIGHT = 1.0
+DEFAULT_CONFIDENCE_C = 0.1
+DEFAULT_CONFIDENCE_SECOND_BRIEF_WEIGHT = 5.0
 
 
 @dataclass(frozen=True)
@@ -117,15 +119,15 @@ def rows_of(split: str, cache: quality.VectorCache) -> list[Row]:
 
 
 def fit(
-    x: np.ndarray, y: np.ndarray, c: float, weight: np.ndarray | None = None
+    x: np.ndarray, y: np.ndarray, c: float, weight: np.ndarray | None = None, classes: int = len(OUTCOMES)
 ) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression with an L2 penalty of 1 / (2c), on standardised features, each task's
-    loss times its `weight` (1 each when None); returns the weights (features x outcomes) and intercepts of the
+    loss times its `weight` (1 each when None); returns the weights (features x classes) and intercepts of the
     raw features."""
     mu, sd = x.mean(0), x.std(0) + 1e-9
     z = (x - mu) / sd
     n, p = z.shape
-    k = len(OUTCOMES)
+    k = classes
     weight = np.ones(n) if weight is None else weight
 
     def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
@@ -207,16 +209,21 @@ def leave_one_graph_out(
     floor: float,
     pairs: dict[str, dict[str, float]],
     weight: np.ndarray | None = None,
-) -> list[tuple[str, tuple[str, ...]]]:
+) -> tuple[list[tuple[str, tuple[str, ...]]], np.ndarray]:
     """Each graph's tasks decided by `selection.select` with the pair ranking (`pairs`: pair_folds) and the
-    learned decision fitted on the other graphs (each task's loss times its `weight`)."""
+    learned decision fitted on the other graphs (each task's loss times its `weight`); and each task's
+    outcome probabilities under its fold's learned decision (rows x OUTCOMES)."""
     x = features_with_pairs(rows, pairs)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     names = np.array([r.graph.name for r in rows])
     decided: list[tuple[str, tuple[str, ...]]] = [("", ())] * len(rows)
+    probabilities = np.zeros((len(rows), len(OUTCOMES)))
     for g in sorted(set(names.tolist())):
         train = names != g
         coef, bias = fit(x[train], y[train], c, None if weight is None else weight[train])
+        scores = x[~train] @ coef + bias
+        scores = np.exp(scores - scores.max(1, keepdims=True))
+        probabilities[~train] = scores / scores.sum(1, keepdims=True)
         th = replace(
             Thresholds(),
             decision=dict(zip(FEATURES, (tuple(w) for w in coef.tolist()), strict=True)),
@@ -227,7 +234,41 @@ def leave_one_graph_out(
         for n in np.flatnonzero(~train):
             row = rows[n]
             decided[n] = quality.decided(row.task, row.graph.index, quality._SCORES[(g, row.task.text)], th)
-    return decided
+    return decided, probabilities
+
+
+def confidence_rows(
+    rows: list[Row], x: np.ndarray, decided: list[tuple[str, tuple[str, ...]]], probabilities: np.ndarray
+) -> np.ndarray:
+    """The confidence model's rows (decision.CONFIDENCE_FEATURES) of the tasks as decided out of sample."""
+    return np.array(
+        [
+            confidence_row(x[n], got[0], probabilities[n], r.ruled[0])
+            for n, (r, got) in enumerate(zip(rows, decided, strict=True))
+        ]
+    )
+
+
+def fit_confidence(
+    x: np.ndarray, right: np.ndarray, c: float, weight: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """The confidence model: a binary logistic regression of `right` (fit with two classes); its weights and
+    intercept."""
+    coef, bias = fit(x, right.astype(int), c, weight, classes=2)
+    return coef[:, 1] - coef[:, 0], float(bias[1] - bias[0])
+
+
+def confidence_out_of_sample(
+    rows: list[Row], x: np.ndarray, right: np.ndarray, c: float, weight: np.ndarray
+) -> np.ndarray:
+    """Each task's confidence from the model fitted on the other graphs."""
+    names = np.array([r.graph.name for r in rows])
+    out = np.zeros(len(rows))
+    for g in sorted(set(names.tolist())):
+        train = names != g
+        w, b = fit_confidence(x[train], right[train], c, weight[train])
+        out[~train] = 1.0 / (1.0 + np.exp(-(x[~train] @ w + b)))
+    return out
 
 
 def constants_block(coef: np.ndarray, bias: np.ndarray, pair: dict[str, float]) -> str:
@@ -269,6 +310,18 @@ def main() -> None:
         help="each task of a graph written from the second brief (quality.SECOND_BRIEF) weighs this much",
     )
     parser.add_argument(
+        "--confidence-c",
+        type=float,
+        default=DEFAULT_CONFIDENCE_C,
+        help="inverse L2 strength of the confidence model",
+    )
+    parser.add_argument(
+        "--confidence-second-brief-weight",
+        type=float,
+        default=DEFAULT_CONFIDENCE_SECOND_BRIEF_WEIGHT,
+        help="in the confidence model, each task of a second-brief graph weighs this much",
+    )
+    parser.add_argument(
         "--predictions", type=Path, help="per task: the rules' and the learned outcome (JSONL)"
     )
     args = parser.parse_args()
@@ -280,7 +333,7 @@ def main() -> None:
     weight = np.array(
         [args.second_brief_weight if r.graph.name in quality.SECOND_BRIEF else 1.0 for r in rows]
     )
-    learned = leave_one_graph_out(rows, args.c, args.floor, folds, weight)
+    learned, probabilities = leave_one_graph_out(rows, args.c, args.floor, folds, weight)
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for r, ok in zip(rows, right, strict=True):
@@ -311,9 +364,25 @@ def main() -> None:
                 f"  graphs of the {brief} brief: rules {sum(r.ruled_right for r, _ in chosen)}, learned "
                 f"{sum(ok for _, ok in chosen)} of {len(chosen)}"
             )
+    # The confidence model, on the tasks as decided out of sample (stacking, like the pair scores above).
+    x_conf = confidence_rows(rows, features_with_pairs(rows, folds), learned, probabilities)
+    right_array = np.array(right)
+    conf_weight = np.array(
+        [args.confidence_second_brief_weight if r.graph.name in quality.SECOND_BRIEF else 1.0 for r in rows]
+    )
+    rated = confidence_out_of_sample(rows, x_conf, right_array, args.confidence_c, conf_weight)
+    for brief, members in (("first", False), ("second", True)):
+        chosen = [
+            (float(c), bool(ok))
+            for r, c, ok in zip(rows, rated, right, strict=True)
+            if (r.graph.name in quality.SECOND_BRIEF) == members
+        ]
+        if chosen:
+            print(f"  confidence (leave one graph out), graphs of the {brief} brief:")
+            print("\n".join(quality.reliability(chosen)))
     if args.predictions:
         with args.predictions.open("w") as out:
-            for r, got, ok in zip(rows, learned, right, strict=True):
+            for r, got, ok, c in zip(rows, learned, right, rated, strict=True):
                 record = {
                     "graph": r.graph.name,
                     "id": r.task.id,
@@ -323,6 +392,7 @@ def main() -> None:
                     "learned": [got[0], list(got[1])],
                     "rules_right": r.ruled_right,
                     "learned_right": ok,
+                    "confidence": round(float(c), 4),
                 }
                 out.write(json.dumps(record, sort_keys=True) + "\n")
     # The pair ranking on every graph; the learned decision on scores each graph's tasks get out of sample.
@@ -330,8 +400,13 @@ def main() -> None:
     x = features_with_pairs(rows, folds)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     coef, bias = fit(x, y, args.c, weight)
+    w_conf, b_conf = fit_confidence(x_conf, right_array, args.confidence_c, conf_weight)
     print("\n# fitted on every calibration graph (lamina/constants.py):")
     print(constants_block(coef, bias, pair))
+    print("SELECTION_CONFIDENCE: dict[str, float] = {")
+    print("\n".join(f'    "{name}": {v:.4f},' for name, v in zip(CONFIDENCE_FEATURES, w_conf, strict=True)))
+    print("}")
+    print(f"SELECTION_CONFIDENCE_INTERCEPT = {b_conf:.4f}")
 
 
 if __name__ == "__main__":

@@ -735,3 +735,65 @@ LOCALIZE_FILE_SCORER_SHORTLIST = 30
 # typeorm always below; newer commits weighted more (half-life 300 / 1000 commits): MRR 0.652 / 0.696 against
 # 0.677, typeorm 0.571 / 0.599 against 0.679. Not wired into graphd for lack of a gain outside noise.
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)
+
+# The confidence of selection's outcome (decision.confidence; the packet's `selection.confidence`): a logistic
+# model of whether the outcome a task was given is right (decision.CONFIDENCE_FEATURES: which outcome, the learned
+# decision's probability for it, whether the rules reached it too, and the evidence row). Session 23:
+# `bench/selection_decision.py --split seventyfive-five` (C 0.1, every task of a second-brief graph weighing 5)
+# fitted it on the 5595 decided tasks of the 75 read graphs, each as decided out of sample (stacking: the rows come
+# from leave-one-graph-out decisions, as on an unseen graph; the decision constants above stay the 49-graph fit).
+# Leave one graph out it is calibrated on the second brief's graphs (confidence 0.85 -> right 0.74, 0.94 -> 0.94)
+# and errs low on the first brief's (0.75 -> 0.83); weight 1 instead left the second brief over-confident (0.94 ->
+# 0.80). The most confident half of the first brief's tasks is right 0.94, of the second brief's 0.73
+# (docs/evaluation.md, "Session 23"). Empty: no confidence is given.
+SELECTION_CONFIDENCE: dict[str, float] = {
+    "given_selected": 0.3977,
+    "given_ambiguous": -1.3807,
+    "given_new_workflow_required": 0.5419,
+    "given_multi_workflow": 0.1348,
+    "probability_selected": 4.3135,
+    "probability_ambiguous": 9.1101,
+    "probability_new_workflow_required": 5.8179,
+    "probability_multi_workflow": 4.6252,
+    "rules_agree_selected": 1.1245,
+    "rules_agree_ambiguous": -0.2530,
+    "rules_agree_new_workflow_required": 0.9758,
+    "rules_agree_multi_workflow": -0.7050,
+    "evidence_cosine": 1.4912,
+    "evidence_cosine_over_second": 1.5955,
+    "evidence_lift": 0.8772,
+    "evidence_dense_lead": 1.6778,
+    "evidence_lexical_lead": 1.2710,
+    "evidence_coverage": 0.8192,
+    "evidence_rankers_agree": -0.1899,
+    "evidence_fused_margin": 1.0906,
+    "evidence_log_words": -0.7222,
+    "evidence_inactive_over_best": 0.7736,
+    "evidence_action_boost": 0.1023,
+    "evidence_boost_total": -0.0191,
+    "evidence_several_intents": -0.0845,
+    "evidence_pair_prefer_each_other": -0.4809,
+    "evidence_pair_lift": 1.1443,
+    "evidence_pair_cosine": -0.2108,
+    "evidence_pair_score": 0.0574,
+    "evidence_pair_margin": 0.1563,
+    "evidence_second_lift": -1.4605,
+    "evidence_third_lift": -2.7401,
+    "evidence_cosine_over_second_z": -0.2865,
+    "evidence_lift_z": 0.0687,
+    "evidence_late": 0.9102,
+    "evidence_late_lead": 2.9622,
+    "evidence_late_below_top": 5.4424,
+    "evidence_signals_several": -0.1237,
+    "evidence_names_an_instance": -0.1112,
+    "evidence_asks_for_something": -0.0542,
+    "evidence_reads_as_report": 0.1643,
+    "evidence_tells_the_past": -0.0376,
+    "evidence_intents": 0.2712,
+    "evidence_sentences": -0.1789,
+    "evidence_rules_selected": -0.0488,
+    "evidence_rules_ambiguous": -1.0928,
+    "evidence_rules_new_workflow_required": 0.2625,
+    "evidence_rules_multi_workflow": 1.1829,
+}
+SELECTION_CONFIDENCE_INTERCEPT = -3.7921

@@ -222,6 +222,10 @@ TOOLS: tuple[ToolSpec, ...] = (
                         "workflows": {"type": "array", "items": {"type": "string"}},
                         "candidates": {"type": "array", "items": {"type": "object"}},
                         "reasons": {"type": "array", "items": {"type": "string"}},
+                        "confidence": {
+                            "type": ["number", "null"],
+                            "description": "how likely the outcome is right (0-1); 1 when a workflow was named",
+                        },
                     },
                 },
                 "graph": {"type": "object"},

@@ -64,6 +64,8 @@ def build_packet(
             "workflows": list(selection.workflows),
             "candidates": [_candidate_json(c) for c in selection.candidates],
             "reasons": list(selection.reasons),  # why this outcome (additive in packet v5)
+            # how likely the outcome is right (additive in packet v5, session 23); None: not estimated
+            "confidence": None if selection.confidence is None else round(selection.confidence, 3),
         },
         "graph": graph,
         "obligations": obligations(graph) if closure is not None else [],
@@ -85,7 +87,8 @@ def render_packet(packet: dict[str, Any]) -> str:
         f"retrieval {packet['retrieval']['mode']})"
     )
     chosen = ", ".join(sel["workflows"]) or "none"
-    lines.append(f"Selection: {sel['status']} -> {chosen} ({packet['retrieval']['workflow_source']})")
+    rated = "" if sel.get("confidence") is None else f"; confidence {sel['confidence']:.2f}"
+    lines.append(f"Selection: {sel['status']} -> {chosen} ({packet['retrieval']['workflow_source']}{rated})")
     if sel.get("reasons"):
         lines.append(f"  Why: {'; '.join(sel['reasons'])}")
     if sel["status"] == "ambiguous":

@@ -8,8 +8,15 @@ from dataclasses import replace
 
 import numpy as np
 
-from lamina.constants import SELECTION_DECISION, SELECTION_DECISION_INTERCEPTS
-from lamina.retrieval.decision import FEATURES, OUTCOMES, learned_outcome
+from lamina.constants import SELECTION_CONFIDENCE, SELECTION_DECISION, SELECTION_DECISION_INTERCEPTS
+from lamina.retrieval.decision import (
+    CONFIDENCE_FEATURES,
+    FEATURES,
+    OUTCOMES,
+    confidence,
+    confidence_row,
+    learned_outcome,
+)
 from lamina.retrieval.selection import (
     RootDoc,
     TextScores,
@@ -96,7 +103,8 @@ def test_select_re_decides_the_rules_outcome_and_says_so() -> None:
     assert [c.workflow for c in sel.candidates][:2] == ["order-lab-test", "send-bill"]  # still shown
     # below decision_min_probability the rules' outcome stands: e / (3 + e) = 0.48 for new_workflow_required
     unsure = replace(new, decision_intercepts=(0.0, 0.0, 1.0, 0.0))
-    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure) == ruled
+    kept = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure)
+    assert replace(kept, confidence=None) == ruled and kept.confidence is not None  # rated, not changed
     assert (
         select(
             task,
@@ -112,7 +120,10 @@ def test_select_re_decides_the_rules_outcome_and_says_so() -> None:
     agree = replace(
         Thresholds(), decision=_voting("rules_selected", "selected"), decision_intercepts=(0.0,) * 4
     )
-    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, agree) == ruled
+    assert (
+        replace(select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, agree), confidence=None)
+        == ruled
+    )
 
 
 def test_a_learned_multi_workflow_names_the_evidence_pair_and_a_named_root_is_never_re_decided() -> None:
@@ -190,3 +201,70 @@ def test_without_a_cosine_ranking_the_rules_decide() -> None:
     assert select(task, ROOTS, lexical, coverage, None, new) == decide_by_rules(
         task, ROOTS, lexical, coverage, None, rules
     )
+
+
+def test_the_confidence_row_says_which_outcome_was_given_its_probability_and_whether_the_rules_agree() -> (
+    None
+):
+    features = [0.5] * len(FEATURES)
+    probabilities = (0.1, 0.2, 0.3, 0.4)
+    row = dict(
+        zip(
+            CONFIDENCE_FEATURES,
+            confidence_row(features, "ambiguous", probabilities, "ambiguous"),
+            strict=True,
+        )
+    )
+    assert [row[f"given_{o}"] for o in OUTCOMES] == [0.0, 1.0, 0.0, 0.0]
+    assert [row[f"probability_{o}"] for o in OUTCOMES] == [0.0, 0.2, 0.0, 0.0]  # the given outcome's, alone
+    assert [row[f"rules_agree_{o}"] for o in OUTCOMES] == [0.0, 1.0, 0.0, 0.0]
+    assert all(row[f"evidence_{name}"] == 0.5 for name in FEATURES)
+    overruled = dict(
+        zip(
+            CONFIDENCE_FEATURES,
+            confidence_row(features, "multi_workflow", probabilities, "selected"),
+            strict=True,
+        )
+    )
+    assert overruled["probability_multi_workflow"] == 0.4 and overruled["rules_agree_multi_workflow"] == 0.0
+
+
+def test_confidence_is_a_logistic_of_the_row_and_the_fitted_weights_cover_every_feature() -> None:
+    assert set(SELECTION_CONFIDENCE) == set(CONFIDENCE_FEATURES)
+    zero = {name: 0.0 for name in CONFIDENCE_FEATURES}
+    row = confidence_row([0.0] * len(FEATURES), "selected", (0.9, 0.05, 0.03, 0.02), "selected")
+    assert confidence(row, zero, 0.0) == 0.5
+    trusting = {**zero, "probability_selected": 4.0}
+    assert abs(confidence(row, trusting, -1.0) - 1 / (1 + np.exp(-(3.6 - 1.0)))) < 1e-12
+    doubting = {**zero, "rules_agree_selected": -3.0}
+    assert confidence(row, doubting, 0.0) < 0.05
+
+
+def test_select_rates_its_outcome_and_a_named_root_is_certain() -> None:
+    task = "Order a blood panel for the patient"
+    whole = _scores(task, [0.70, 0.20, 0.1])
+    zero = {name: 0.0 for name in CONFIDENCE_FEATURES}
+    agree = replace(
+        Thresholds(),
+        decision=_voting("rules_selected", "selected"),
+        decision_intercepts=(0.0,) * 4,
+        confidence={**zero, "rules_agree_selected": 2.0},
+        confidence_intercept=-1.0,
+    )
+    sel = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, agree)
+    assert sel.status == "selected" and sel.confidence is not None
+    assert abs(sel.confidence - 1 / (1 + np.exp(-1.0))) < 1e-9  # the rules agree: 2 - 1
+    # the same outcome, overruling the rules instead, is rated by the weights of that case
+    new = replace(agree, decision=ZERO, decision_intercepts=(0.0, 0.0, 5.0, 0.0))
+    overruled = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, new)
+    assert overruled.status == "new_workflow_required" and overruled.confidence == 1 / (1 + np.exp(1.0))
+    assert (
+        select(
+            task, ROOTS, whole.lexical, whole.coverage, whole.dense, replace(agree, confidence={})
+        ).confidence
+        is None
+    )
+    rules = replace(Thresholds(), decision={})  # without the learned decision nothing rates the outcome
+    assert select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, rules).confidence is None
+    named = select("send-bill for the lab order", ROOTS, whole.lexical, whole.coverage, whole.dense, agree)
+    assert named.workflows == ("send-bill",) and named.confidence == 1.0

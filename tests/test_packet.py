@@ -94,8 +94,10 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
     assert set(packet) == TOP_KEYS and packet["packet_version"] == 5
     assert set(packet["index"]) == INDEX_KEYS and packet["index"]["fresh"] is True
     assert packet["retrieval"] == {"mode": "hybrid", "workflow_source": "selected"}
-    assert set(packet["selection"]) == {"status", "workflows", "candidates", "reasons"}
+    assert set(packet["selection"]) == {"status", "workflows", "candidates", "reasons", "confidence"}
     assert packet["selection"]["reasons"] == ["fused ranking"]  # why this outcome (additive in v5)
+    # how likely the outcome is right (additive in v5): estimated from the evidence, so neither 0 nor certain
+    assert 0.0 < packet["selection"]["confidence"] < 1.0
     assert all(set(c) == CANDIDATE_KEYS for c in packet["selection"]["candidates"])
     # graphd ranks the roots by late interaction too (additive in v5): the chosen root has a late rank
     assert packet["selection"]["candidates"][0]["late_rank"] is not None
@@ -214,6 +216,7 @@ def test_explicit_workflow_skips_selection_but_traverses_and_localizes(shop: Pat
     assert (
         packet["selection"]["workflows"] == ["refund-order"] and packet["selection"]["status"] == "selected"
     )
+    assert packet["selection"]["confidence"] == 1.0  # the caller named it: nothing was guessed
     assert packet["graph"]["workflows"][0]["id"] == "refund-order"
     assert packet["obligations"] and packet["sources"]
 

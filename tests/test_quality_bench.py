@@ -67,6 +67,33 @@ def test_a_task_weighing_twice_counts_as_the_task_written_twice() -> None:
     assert np.allclose(fit(x, y, 0.5, np.ones(60))[0], coef_1)
 
 
+def test_the_confidence_model_learns_which_rows_are_right_and_matches_a_plain_logistic_fit() -> None:
+    from sklearn.linear_model import LogisticRegression
+
+    from bench.selection_decision import fit_confidence
+
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((400, 2))
+    right = rng.random(400) < 1 / (1 + np.exp(-(2.0 * x[:, 0] - 0.5)))  # only the first column matters
+    w, b = fit_confidence(x, right, 100.0, np.ones(400))
+    assert w[0] > 1.0 and abs(w[1]) < 0.5 * w[0]
+    # the two-class softmax is a logistic regression: the same fit as sklearn's with (almost) no penalty
+    plain = LogisticRegression(C=1e6, max_iter=1000).fit(x, right)
+    assert np.allclose(w, plain.coef_[0], atol=0.05) and abs(b - plain.intercept_[0]) < 0.05
+
+
+def test_reliability_bins_the_confidence_and_ranks_the_most_confident_first() -> None:
+    rated = [(0.95, True)] * 9 + [(0.95, False)] + [(0.2, False)] * 8 + [(0.2, True)] * 2 + [(None, True)]
+    lines = quality.reliability(rated)
+    assert lines[0] == "  20 tasks with a confidence, 1 without"
+    assert "  confidence [0.0, 0.3):    10 tasks, mean 0.20, right 0.20" in lines
+    assert "  confidence [0.9, 1.0]:    10 tasks, mean 0.95, right 0.90" in lines
+    assert (
+        "  the 50% most confident: 9/10 right" in lines and "  the 100% most confident: 11/20 right" in lines
+    )
+    assert quality.reliability([(None, True)]) == ["  0 tasks with a confidence, 1 without"]
+
+
 def test_task_categories_come_from_labels_and_the_exact_match_rule(tmp_path: Path) -> None:
     clinic, shop = quality.load_graphs(["clinic", "shop"], _cache(tmp_path), tmp_path)
     counts = Counter(t.category for t in clinic.tasks)

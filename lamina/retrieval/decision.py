@@ -59,14 +59,58 @@ FEATURES = (
 )
 
 
-def learned_outcome(
+def outcome_probabilities(
     features: Sequence[float], coefficients: Mapping[str, Sequence[float]], intercepts: Sequence[float]
-) -> tuple[str, float]:
-    """(outcome, its probability) for one feature row (aligned with FEATURES). `coefficients` maps each
-    feature to its weight for each of OUTCOMES; ties go to the earlier outcome, so the result is stable."""
+) -> tuple[float, ...]:
+    """Each of OUTCOMES' probability for one feature row (aligned with FEATURES). `coefficients` maps each
+    feature to its weight for each of OUTCOMES."""
     weights = np.array([coefficients[name] for name in FEATURES], dtype=np.float64)
     scores = np.asarray(features, dtype=np.float64) @ weights + np.asarray(intercepts, dtype=np.float64)
     probabilities = np.exp(scores - scores.max())
     probabilities /= probabilities.sum()
+    return tuple(float(p) for p in probabilities)
+
+
+def learned_outcome(
+    features: Sequence[float], coefficients: Mapping[str, Sequence[float]], intercepts: Sequence[float]
+) -> tuple[str, float]:
+    """(outcome, its probability) for one feature row; ties go to the earlier outcome, so the result is
+    stable."""
+    probabilities = outcome_probabilities(features, coefficients, intercepts)
     best = int(np.argmax(probabilities))
-    return OUTCOMES[best], float(probabilities[best])
+    return OUTCOMES[best], probabilities[best]
+
+
+# The confidence of the outcome a task finally gets (by the rules or the learned decision): a logistic model of
+# whether that outcome is right, fitted by bench/selection_decision.py on the calibration graphs' tasks as
+# decided out of sample. It reads which outcome was given, the learned decision's probability for it and whether
+# the rules reached it too (each per outcome, so "0.7 for ambiguous" and "0.7 for selected" can differ), and the
+# evidence row above.
+CONFIDENCE_FEATURES = (
+    *(f"given_{outcome}" for outcome in OUTCOMES),
+    *(f"probability_{outcome}" for outcome in OUTCOMES),
+    *(f"rules_agree_{outcome}" for outcome in OUTCOMES),
+    *(f"evidence_{name}" for name in FEATURES),
+)
+
+
+def confidence_row(
+    features: Sequence[float], given: str, probabilities: Sequence[float], ruled: str
+) -> tuple[float, ...]:
+    """The confidence model's row (aligned with CONFIDENCE_FEATURES) for a task given the outcome `given`,
+    whose evidence row is `features`, with the learned decision's `probabilities` (OUTCOMES order) and the
+    rules' outcome `ruled`."""
+    k = OUTCOMES.index(given)
+    one_hot = [float(i == k) for i in range(len(OUTCOMES))]
+    return (
+        *one_hot,
+        *(h * probabilities[k] for h in one_hot),
+        *(h * float(given == ruled) for h in one_hot),
+        *(float(v) for v in features),
+    )
+
+
+def confidence(row: Sequence[float], weights: Mapping[str, float], intercept: float) -> float:
+    """The probability that the given outcome is right, for a confidence row (CONFIDENCE_FEATURES)."""
+    score = float(np.asarray(row, dtype=np.float64) @ np.array([weights[n] for n in CONFIDENCE_FEATURES]))
+    return float(1.0 / (1.0 + np.exp(-(score + intercept))))

@@ -52,6 +52,8 @@ from lamina.constants import (
     REPORT_IS_ONE_INTENT,
     RRF_K,
     SELECT_MIN_MARGIN,
+    SELECTION_CONFIDENCE,
+    SELECTION_CONFIDENCE_INTERCEPT,
     SELECTION_DECISION,
     SELECTION_DECISION_INTERCEPTS,
     SELECTION_DECISION_KEEPS_AGREED,
@@ -66,7 +68,7 @@ from lamina.constants import (
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
 from lamina.retrieval.decision import FEATURES as DECISION_FEATURES
 from lamina.retrieval.decision import OUTCOMES as DECISION_OUTCOMES
-from lamina.retrieval.decision import learned_outcome
+from lamina.retrieval.decision import confidence, confidence_row, learned_outcome, outcome_probabilities
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, signals_several_requests, split_intents_in_sentences
@@ -167,6 +169,10 @@ class Thresholds:
     # The pair ranking (lamina/retrieval/pairs.py): a weight per pair feature. Empty: the learned decision's pair
     # is the intents' strongest pair, else the fused first two.
     pair: Mapping[str, float] = field(default_factory=lambda: dict(SELECTION_PAIR), repr=False)
+    # The confidence model (decision.confidence): a weight per CONFIDENCE_FEATURES name and the intercept.
+    # Empty: no confidence is given.
+    confidence: Mapping[str, float] = field(default_factory=lambda: dict(SELECTION_CONFIDENCE), repr=False)
+    confidence_intercept: float = SELECTION_CONFIDENCE_INTERCEPT
     # a root both rankers put first, which the rules selected, is never made new by the learned decision
     decision_keeps_agreed: bool = SELECTION_DECISION_KEEPS_AGREED
     # a terse order that leads with the selected root's own action (terse_trusts_action) is never made ambiguous
@@ -188,6 +194,9 @@ class Selection:
     workflows: tuple[str, ...]
     candidates: tuple[Candidate, ...]
     reasons: tuple[str, ...] = field(default=())
+    # How likely this outcome is right (decision.confidence; 1.0 for a workflow named by id, alias or
+    # --workflow); None without the learned decision or a cosine ranking.
+    confidence: float | None = None
 
 
 _NON_WORD = re.compile(r"[^a-z0-9]+")
@@ -514,16 +523,31 @@ def select(
     (`decision_keeps_terse_order`)."""
     ruled = decide_by_rules(task, roots, lexical_scores, coverage, dense_scores, thresholds, intents, late)
     named = any(c.exact and c.filtered is None for c in ruled.candidates)  # exact matches are listed first
-    if not thresholds.decision or dense_scores is None or named:
+    if named:
+        return replace(ruled, confidence=1.0)
+    if not thresholds.decision or dense_scores is None:
         return ruled
     whole = TextScores(task, lexical_scores, coverage, dense_scores, late=late)
     ranked = rank_roots(whole, roots)
     evidence = decision_evidence(whole, intents, roots, ruled.status, ranked, thresholds.pair)
     if evidence is None:
         return ruled
+    probabilities = outcome_probabilities(
+        evidence.features, thresholds.decision, thresholds.decision_intercepts
+    )
     outcome, probability = learned_outcome(
         evidence.features, thresholds.decision, thresholds.decision_intercepts
     )
+
+    def rated(chosen: Selection) -> Selection:
+        """`chosen` with the confidence model's probability that its outcome is right."""
+        if not thresholds.confidence:
+            return chosen
+        row = confidence_row(evidence.features, chosen.status, probabilities, ruled.status)
+        return replace(
+            chosen, confidence=confidence(row, thresholds.confidence, thresholds.confidence_intercept)
+        )
+
     best = next(c for c in ranked if c.filtered is None)  # evidence.best: there is one
     # Two cases the rules decide with more certainty than the learned decision has seen: both rankers put the
     # selected root first (not new), and a terse order that leads with that root's own action ("Refund a paid
@@ -555,13 +579,13 @@ def select(
             : max(CANDIDATES_LIMIT, 2)
         ]
         reasons = (evidence.pair_reason, why) if overrides else (evidence.pair_reason, *ruled.reasons[1:])
-        return Selection("multi_workflow", evidence.pair, shown, reasons)
+        return rated(Selection("multi_workflow", evidence.pair, shown, reasons))
     if not overrides:
-        return ruled
+        return rated(ruled)
     shown = tuple(ranked[:CANDIDATES_LIMIT])
     if outcome == "selected":
-        return Selection(outcome, (evidence.best,), shown, ("fused ranking", why))
-    return Selection(outcome, (), shown, (why,))
+        return rated(Selection(outcome, (evidence.best,), shown, ("fused ranking", why)))
+    return rated(Selection(outcome, (), shown, (why,)))
 
 
 @dataclass(frozen=True)

@@ -553,7 +553,7 @@ class RetrievalService:
                 raise LaminaError("LAMINA_UNKNOWN_WORKFLOW", f"no workflow with id {workflow!r}")
             if status != "active":
                 raise LaminaError("LAMINA_INACTIVE_WORKFLOW", f"workflow {workflow!r} is {status}")
-            selection = Selection("selected", (workflow,), (), ("explicit --workflow",))
+            selection = Selection("selected", (workflow,), (), ("explicit --workflow",), confidence=1.0)
             source = "explicit"
         else:
             if qvec is None:
