@@ -43,10 +43,12 @@ Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLI
   twentysix-two fixed at the end of session 18 for the next change: twentyfour-two's graphs with pharmacy and
                golf (scored once held out) as calibration; hold out funeral and dental (written at the end of
                session 18 by authors who never saw the ranking code; selection has never run on them).
-  Later splits (sessions 20–22; the comments at SPLITS say when each was fixed and what it holds out):
+  Later splits (sessions 20–23; the comments at SPLITS say when each was fixed and what it holds out):
   twentysix-five, twentysix-eight, twentysix-eleven, thirtyseven-seven, fortyfour-five, fortynine-five,
   fortynine-eleven (session 22's refit held out), sixty-five (five unread first-brief graphs),
-  sixty-otherbrief and sixtyfive-ten (graphs from the second brief, bench/quality_data/briefs/; SECOND_BRIEF).
+  sixty-otherbrief and sixtyfive-ten (graphs from the second brief, bench/quality_data/briefs/; SECOND_BRIEF),
+  seventyfive-five (session 23: five more second-brief graphs, scored once; the confidence model's calibration
+  graphs) and eighty-five (five second-brief graphs nobody has read or scored: the next frozen change's).
 Every constant of the selection section of lamina/constants.py was set on the default split's calibration
 graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
 evaluates the calibration graphs alone. --held-out FOLDER (repeatable) adds a graph to the held-out set
@@ -193,10 +195,14 @@ _HELD_OTHER_BRIEF_MORE = ("taxifirm", "swimschool", "pottery", "coachtours", "co
 # Five more from the second brief, written at session 23's start; committed with split seventyfive-five before
 # selection ran on them.
 _HELD_OTHER_BRIEF_THIRD = ("physio", "vegbox", "escaperoom", "camerahire", "weddings")
+# Five more from the second brief, written at session 23's end; committed with split eighty-five, unread and
+# unscored, for the next frozen change.
+_HELD_OTHER_BRIEF_FOURTH = ("doggrooming", "bookshop", "chimneysweep", "tattoo", "bikerepair")
 SECOND_BRIEF = (  # every graph written from the second brief
     *_HELD_OTHER_BRIEF,
     *_HELD_OTHER_BRIEF_MORE,
     *_HELD_OTHER_BRIEF_THIRD,
+    *_HELD_OTHER_BRIEF_FOURTH,
 )
 _SEVENTY_FIVE = (
     *_SIXTY,
@@ -254,6 +260,8 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "sixtyfive-ten": ((*_SIXTY, *_HELD_OTHER_BRIEF), (*_HELD_LAST_FIVE, *_HELD_OTHER_BRIEF_MORE)),
     # session 23: calibrate on all 75 graphs scored by then (both briefs); hold out five unread second-brief graphs
     "seventyfive-five": (_SEVENTY_FIVE, _HELD_OTHER_BRIEF_THIRD),
+    # the next frozen change: calibrate on all 80 graphs scored by session 23's end; hold out five unread ones
+    "eighty-five": ((*_SEVENTY_FIVE, *_HELD_OTHER_BRIEF_THIRD), _HELD_OTHER_BRIEF_FOURTH),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 DEFAULT_SPLIT = "lettings-clinic"
@@ -462,6 +470,7 @@ _FOLDER_GRAPHS = (
     *_HELD_OTHER_BRIEF,
     *_HELD_OTHER_BRIEF_MORE,
     *_HELD_OTHER_BRIEF_THIRD,
+    *_HELD_OTHER_BRIEF_FOURTH,
 )
 
 
