@@ -22,6 +22,15 @@ graph out. Its best pair's score and margin are features of the learned decision
 with the pair weights fitted without its graph, so the decision is trained on the scores it would meet on an
 unseen graph (stacking); each left-out graph is decided by `selection.select` with both fitted on the others.
 
+The confidence model (decision.confidence; session 23) is fitted last, on every decided task as decided leave one
+graph out above (stacking): a binary logistic regression of "this outcome is right" (`--confidence-c`, every task of
+a second-brief graph weighing `--confidence-second-brief-weight`); printed: its reliability leave one graph out, per
+brief, and SELECTION_CONFIDENCE. Session 23, split seventyfive-five (75 graphs, 5595 decided tasks): rules 3728,
+learned 3966 (first brief 3602 of 4845, second 364 of 750); confidence 0.9-1.0 right 0.97 / 0.94 (first / second
+brief), 0.8-0.9 right 0.90 / 0.74, the most confident half right 0.94 / 0.73; with weight 1 the second brief's
+0.9-1.0 bin was right 0.80 (an in-process replica). Its coefficients are the product's; the decision's stay the
+fortynine-five fit. Held out on five unread second-brief graphs: AUC 0.79 (docs/evaluation.md, "Session 23").
+
 Session 22 (2026-12-06), split fortynine-five (49 calibration graphs, 3645 decided tasks), the same features and
 settings: rules 2586, learned 2812, +0.062 [+0.054, +0.071] (256 fixed, 30 broken; paraphrase 1439 -> 1497 of
 1747, compound 225 -> 295 of 658, vague 559 -> 592 of 658, absent 357 -> 422 of 576); the constants it prints are
