@@ -797,3 +797,7 @@ SELECTION_CONFIDENCE: dict[str, float] = {
     "evidence_rules_multi_workflow": 1.1829,
 }
 SELECTION_CONFIDENCE_INTERCEPT = -3.7921
+# Below this confidence a `selected` or `multi_workflow` packet's text says to check the candidates: the outcome is
+# then less likely right than wrong. Held out on five unread second-brief graphs (session 23), tasks rated
+# 0.3-0.5 were right 0.20 of the time and 0.5-0.7 0.47 (docs/evaluation.md, "Session 23").
+SELECTION_LOW_CONFIDENCE = 0.5

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION
+from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION, SELECTION_LOW_CONFIDENCE
 
 if TYPE_CHECKING:
     from lamina.retrieval.selection import Selection
@@ -91,6 +91,9 @@ def render_packet(packet: dict[str, Any]) -> str:
     lines.append(f"Selection: {sel['status']} -> {chosen} ({packet['retrieval']['workflow_source']}{rated})")
     if sel.get("reasons"):
         lines.append(f"  Why: {'; '.join(sel['reasons'])}")
+    doubtful = sel.get("confidence") is not None and sel["confidence"] < SELECTION_LOW_CONFIDENCE
+    if doubtful and sel["status"] in ("selected", "multi_workflow"):
+        lines.append("  Low confidence: check the candidates below; --workflow <id> chooses one.")
     if sel["status"] == "ambiguous":
         lines.append("  The evidence does not separate these; choose one with --workflow <id>:")
     if sel["status"] == "new_workflow_required":

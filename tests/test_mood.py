@@ -126,6 +126,36 @@ def test_the_packet_says_why_selection_decided_as_it_did() -> None:
     assert "  Why: top roots not separated" in render_packet(packet).splitlines()
 
 
+def test_the_text_says_when_a_selection_is_doubtful() -> None:
+    from lamina.constants import SELECTION_LOW_CONFIDENCE
+    from lamina.packet import build_packet, render_packet
+    from lamina.retrieval.selection import Selection
+
+    def text(confidence: float | None, status: str = "selected") -> list[str]:
+        workflows = ("refund-ticket",) if status == "selected" else ()
+        selection = Selection(status, workflows, (), ("fused ranking",), confidence=confidence)
+        packet = build_packet(
+            task="Refund went to the wrong card.",
+            state_manifest={},
+            generation="g-1",
+            index_digest="d",
+            fresh=True,
+            mode="hybrid",
+            workflow_source="selected",
+            selection=selection,
+            closure=None,
+            sources=[],
+        )
+        return render_packet(packet).splitlines()
+
+    hint = "  Low confidence: check the candidates below; --workflow <id> chooses one."
+    low = text(SELECTION_LOW_CONFIDENCE - 0.01)
+    assert hint in low and "confidence 0.49" in low[2]
+    assert hint not in text(SELECTION_LOW_CONFIDENCE + 0.01)
+    assert hint not in text(None)  # not estimated: nothing said
+    assert hint not in text(0.1, "ambiguous")  # an ambiguous packet already says to choose
+
+
 def test_a_past_tense_story_with_a_sentence_that_adds_a_point_is_not_one_report() -> None:
     story = "The cash your drivers took at the door never reached our bank."
     assert reads_as_report(story)
