@@ -3,6 +3,8 @@ report as one intent changes what selection embeds and decides (lamina/retrieval
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -105,12 +107,11 @@ def test_a_report_that_passes_through_two_workflows_selects_one() -> None:
     assert "read as one intent: a report of what happened" in sel.reasons  # the packet says so
 
 
-def test_the_packet_says_why_selection_decided_as_it_did() -> None:
-    from lamina.packet import build_packet, render_packet
-    from lamina.retrieval.selection import Selection
+def _packet_of(selection: Any) -> dict[str, Any]:
+    """A packet with this selection and nothing else (no closure, no sources)."""
+    from lamina.packet import build_packet
 
-    selection = Selection("ambiguous", (), (), ("top roots not separated",))
-    packet = build_packet(
+    return build_packet(
         task="Refund went to the wrong card.",
         state_manifest={},
         generation="g-1",
@@ -122,31 +123,26 @@ def test_the_packet_says_why_selection_decided_as_it_did() -> None:
         closure=None,
         sources=[],
     )
+
+
+def test_the_packet_says_why_selection_decided_as_it_did() -> None:
+    from lamina.packet import render_packet
+    from lamina.retrieval.selection import Selection
+
+    packet = _packet_of(Selection("ambiguous", (), (), ("top roots not separated",)))
     assert packet["selection"]["reasons"] == ["top roots not separated"]
     assert "  Why: top roots not separated" in render_packet(packet).splitlines()
 
 
 def test_the_text_says_when_a_selection_is_doubtful() -> None:
     from lamina.constants import SELECTION_LOW_CONFIDENCE
-    from lamina.packet import build_packet, render_packet
+    from lamina.packet import render_packet
     from lamina.retrieval.selection import Selection
 
     def text(confidence: float | None, status: str = "selected") -> list[str]:
         workflows = ("refund-ticket",) if status == "selected" else ()
         selection = Selection(status, workflows, (), ("fused ranking",), confidence=confidence)
-        packet = build_packet(
-            task="Refund went to the wrong card.",
-            state_manifest={},
-            generation="g-1",
-            index_digest="d",
-            fresh=True,
-            mode="hybrid",
-            workflow_source="selected",
-            selection=selection,
-            closure=None,
-            sources=[],
-        )
-        return render_packet(packet).splitlines()
+        return render_packet(_packet_of(selection)).splitlines()
 
     hint = "  Low confidence: check the candidates below; --workflow <id> chooses one."
     low = text(SELECTION_LOW_CONFIDENCE - 0.01)
