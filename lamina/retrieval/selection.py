@@ -525,7 +525,8 @@ def select(
     (`thresholds.pair`, lamina/retrieval/pairs.py) names the two roots. A root named by id or alias is never
     re-decided; a root the rules selected is never made new when both rankers put it first
     (`decision_keeps_agreed`), nor ambiguous when the task is a terse order leading with its action
-    (`decision_keeps_terse_order`)."""
+    (`decision_keeps_terse_order`). The outcome, whichever decided it, is rated by the confidence model
+    (`thresholds.confidence`, decision.confidence); a root named by id or alias has confidence 1.0."""
     ruled = decide_by_rules(task, roots, lexical_scores, coverage, dense_scores, thresholds, intents, late)
     named = any(c.exact and c.filtered is None for c in ruled.candidates)  # exact matches are listed first
     if named:
