@@ -178,7 +178,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "and state transitions; actors, entities, states, invariants, scenarios, risks, proofs), "
             "`obligations` (what the work must honour and prove) and `sources` (the code to change: file, "
             "symbol, line range, score, reasons). `graph` and `obligations` come from the product graph "
-            "only and are authoritative. When selection is `ambiguous` or the wrong Workflow was chosen, "
+            "only and are authoritative. `selection.confidence` (0-1) says how likely the selection is right; "
+            "when it is low (below 0.5), selection is `ambiguous`, or the wrong Workflow was chosen, "
             "call list_workflows and call again with `workflow`. The index is brought up to date first; "
             "a first build can take minutes and reports progress. " + UNTRUSTED
         ),
