@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lamina.constants import SOURCES_LIMIT
+from lamina.constants import SELECTION_LOW_CONFIDENCE, SOURCES_LIMIT
 from lamina.errors import ERROR_CODES, LaminaError
 from lamina.index.progress import BuildCancelled, Progress
 
@@ -179,7 +179,8 @@ TOOLS: tuple[ToolSpec, ...] = (
             "`obligations` (what the work must honour and prove) and `sources` (the code to change: file, "
             "symbol, line range, score, reasons). `graph` and `obligations` come from the product graph "
             "only and are authoritative. `selection.confidence` (0-1) says how likely the selection is right; "
-            "when it is low (below 0.5), selection is `ambiguous`, or the wrong Workflow was chosen, "
+            f"when it is low (below {SELECTION_LOW_CONFIDENCE}), selection is `ambiguous`, or the wrong Workflow "
+            "was chosen, "
             "call list_workflows and call again with `workflow`. The index is brought up to date first; "
             "a first build can take minutes and reports progress. " + UNTRUSTED
         ),
