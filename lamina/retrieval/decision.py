@@ -76,9 +76,13 @@ def learned_outcome(
 ) -> tuple[str, float]:
     """(outcome, its probability) for one feature row; ties go to the earlier outcome, so the result is
     stable."""
-    probabilities = outcome_probabilities(features, coefficients, intercepts)
+    return most_probable(outcome_probabilities(features, coefficients, intercepts))
+
+
+def most_probable(probabilities: Sequence[float]) -> tuple[str, float]:
+    """(outcome, its probability) of the most probable of OUTCOMES; ties go to the earlier outcome."""
     best = int(np.argmax(probabilities))
-    return OUTCOMES[best], probabilities[best]
+    return OUTCOMES[best], float(probabilities[best])
 
 
 # The confidence of the outcome a task finally gets (by the rules or the learned decision): a logistic model of

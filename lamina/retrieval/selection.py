@@ -68,7 +68,7 @@ from lamina.constants import (
 from lamina.retrieval.bm25 import BM25Index, bm25_scores, build_bm25, matched_terms
 from lamina.retrieval.decision import FEATURES as DECISION_FEATURES
 from lamina.retrieval.decision import OUTCOMES as DECISION_OUTCOMES
-from lamina.retrieval.decision import confidence, confidence_row, learned_outcome, outcome_probabilities
+from lamina.retrieval.decision import confidence, confidence_row, most_probable, outcome_probabilities
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.fusion import rrf, top_k
 from lamina.retrieval.intents import content_words, signals_several_requests, split_intents_in_sentences
@@ -541,9 +541,7 @@ def select(
     probabilities = outcome_probabilities(
         evidence.features, thresholds.decision, thresholds.decision_intercepts
     )
-    outcome, probability = learned_outcome(
-        evidence.features, thresholds.decision, thresholds.decision_intercepts
-    )
+    outcome, probability = most_probable(probabilities)
 
     def rated(chosen: Selection) -> Selection:
         """`chosen` with the confidence model's probability that its outcome is right."""
