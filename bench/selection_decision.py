@@ -69,8 +69,10 @@ import argparse
 import json
 import sys
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
@@ -214,6 +216,7 @@ def features_with_pairs(rows: list[Row], weights: dict[str, dict[str, float]]) -
 
 def leave_one_graph_out(
     rows: list[Row],
+    x: np.ndarray,
     c: float,
     floor: float,
     pairs: dict[str, dict[str, float]],
@@ -221,8 +224,8 @@ def leave_one_graph_out(
 ) -> tuple[list[tuple[str, tuple[str, ...]]], np.ndarray]:
     """Each graph's tasks decided by `selection.select` with the pair ranking (`pairs`: pair_folds) and the
     learned decision fitted on the other graphs (each task's loss times its `weight`); and each task's
-    outcome probabilities under its fold's learned decision (rows x OUTCOMES)."""
-    x = features_with_pairs(rows, pairs)
+    outcome probabilities under its fold's learned decision (rows x OUTCOMES). `x`: the rows' features,
+    features_with_pairs(rows, pairs)."""
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     names = np.array([r.graph.name for r in rows])
     decided: list[tuple[str, tuple[str, ...]]] = [("", ())] * len(rows)
@@ -244,6 +247,28 @@ def leave_one_graph_out(
             row = rows[n]
             decided[n] = quality.decided(row.task, row.graph.index, quality._SCORES[(g, row.task.text)], th)
     return decided, probabilities
+
+
+def brief_weights(rows: list[Row], second: float) -> np.ndarray:
+    """Each task's weight in a fit: `second` for a task of a graph written from the second brief, else 1."""
+    return np.array([second if r.graph.name in quality.SECOND_BRIEF else 1.0 for r in rows])
+
+
+def by_brief(rows: list[Row], values: Sequence[Any]) -> list[tuple[str, list[tuple[Row, Any]]]]:
+    """Each row with its value, grouped by the brief its graph was written from ("first", "second"); a brief
+    without rows is left out."""
+    groups = [
+        (
+            brief,
+            [
+                (r, v)
+                for r, v in zip(rows, values, strict=True)
+                if (r.graph.name in quality.SECOND_BRIEF) == members
+            ],
+        )
+        for brief, members in (("first", False), ("second", True))
+    ]
+    return [(brief, group) for brief, group in groups if group]
 
 
 def confidence_rows(
@@ -339,10 +364,9 @@ def main() -> None:
     cache = quality.VectorCache(load_embedder(threads=2))
     rows = rows_of(args.split, cache)
     folds = pair_folds(rows, args.pair_c)  # per graph, fitted without it: for both runs below
-    weight = np.array(
-        [args.second_brief_weight if r.graph.name in quality.SECOND_BRIEF else 1.0 for r in rows]
-    )
-    learned, probabilities = leave_one_graph_out(rows, args.c, args.floor, folds, weight)
+    x = features_with_pairs(rows, folds)  # each row's pair scores from its own fold, for every fit below
+    weight = brief_weights(rows, args.second_brief_weight)
+    learned, probabilities = leave_one_graph_out(rows, x, args.c, args.floor, folds, weight)
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
     table: dict[str, Counter[str]] = defaultdict(Counter)
     for r, ok in zip(rows, right, strict=True):
@@ -362,33 +386,19 @@ def main() -> None:
         f"{mean:+.3f} [{low:+.3f}, {high:+.3f}] ({sum(d > 0 for d in deltas)} fixed, "
         f"{sum(d < 0 for d in deltas)} broken)"
     )
-    for brief, members in (("first", False), ("second", True)):
-        chosen = [
-            (r, ok)
-            for r, ok in zip(rows, right, strict=True)
-            if (r.graph.name in quality.SECOND_BRIEF) == members
-        ]
-        if chosen:
-            print(
-                f"  graphs of the {brief} brief: rules {sum(r.ruled_right for r, _ in chosen)}, learned "
-                f"{sum(ok for _, ok in chosen)} of {len(chosen)}"
-            )
+    for brief, chosen in by_brief(rows, right):
+        print(
+            f"  graphs of the {brief} brief: rules {sum(r.ruled_right for r, _ in chosen)}, learned "
+            f"{sum(ok for _, ok in chosen)} of {len(chosen)}"
+        )
     # The confidence model, on the tasks as decided out of sample (stacking, like the pair scores above).
-    x_conf = confidence_rows(rows, features_with_pairs(rows, folds), learned, probabilities)
+    x_conf = confidence_rows(rows, x, learned, probabilities)
     right_array = np.array(right)
-    conf_weight = np.array(
-        [args.confidence_second_brief_weight if r.graph.name in quality.SECOND_BRIEF else 1.0 for r in rows]
-    )
+    conf_weight = brief_weights(rows, args.confidence_second_brief_weight)
     rated = confidence_out_of_sample(rows, x_conf, right_array, args.confidence_c, conf_weight)
-    for brief, members in (("first", False), ("second", True)):
-        chosen = [
-            (float(c), bool(ok))
-            for r, c, ok in zip(rows, rated, right, strict=True)
-            if (r.graph.name in quality.SECOND_BRIEF) == members
-        ]
-        if chosen:
-            print(f"  confidence (leave one graph out), graphs of the {brief} brief:")
-            print("\n".join(quality.reliability(chosen)))
+    for brief, chosen in by_brief(rows, list(zip(rated, right, strict=True))):
+        print(f"  confidence (leave one graph out), graphs of the {brief} brief:")
+        print("\n".join(quality.reliability([(float(c), bool(ok)) for _, (c, ok) in chosen])))
     if args.predictions:
         with args.predictions.open("w") as out:
             for r, got, ok, c in zip(rows, learned, right, rated, strict=True):
@@ -406,7 +416,6 @@ def main() -> None:
                 out.write(json.dumps(record, sort_keys=True) + "\n")
     # The pair ranking on every graph; the learned decision on scores each graph's tasks get out of sample.
     pair = fit_pairs(rows, args.pair_c) if args.pair_c > 0 else {}
-    x = features_with_pairs(rows, folds)
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
     coef, bias = fit(x, y, args.c, weight)
     w_conf, b_conf = fit_confidence(x_conf, right_array, args.confidence_c, conf_weight)
