@@ -74,6 +74,7 @@ import argparse
 import itertools
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import tomllib
@@ -270,8 +271,19 @@ QUICK_TASKS = 40
 
 
 def default_lettings() -> Path:
-    """../shared/fixtures/lettings relative to the repository root (or to the main checkout of a worktree)."""
-    for base in (ROOT.parent, ROOT.parent.parent):
+    """../shared/fixtures/lettings relative to the repository root, or to the main checkout when this is a
+    git worktree (wherever the worktree lives: the main checkout is the parent of git's common directory)."""
+    bases = [ROOT.parent, ROOT.parent.parent]
+    common = subprocess.run(
+        ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if common.returncode == 0 and common.stdout.strip():
+        bases.append(Path(common.stdout.strip()).parent.parent)
+    for base in bases:
         if (base / "shared/fixtures/lettings/tasks.jsonl").exists():
             return base / "shared/fixtures/lettings"
     return ROOT.parent / "shared/fixtures/lettings"

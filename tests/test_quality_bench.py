@@ -12,6 +12,7 @@ import pytest
 
 from bench import quality
 from lamina.retrieval.selection import Thresholds
+from tests.helpers import git, make_repo
 
 
 class HashEmbedder:
@@ -92,6 +93,21 @@ def test_reliability_bins_the_confidence_and_ranks_the_most_confident_first() ->
         "  the 50% most confident: 9/10 right" in lines and "  the 100% most confident: 11/20 right" in lines
     )
     assert quality.reliability([(None, True)]) == ["  0 tasks with a confidence, 1 without"]
+
+
+def test_the_lettings_fixture_is_found_from_a_worktree_anywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main = make_repo(tmp_path / "work" / "main")
+    fixture = tmp_path / "work" / "shared" / "fixtures" / "lettings"
+    fixture.mkdir(parents=True)
+    (fixture / "tasks.jsonl").write_text("{}\n")
+    monkeypatch.setattr(quality, "ROOT", main)
+    assert quality.default_lettings() == fixture
+    elsewhere = tmp_path / "scratch" / "deep" / "wt"
+    git(main, "worktree", "add", "-q", str(elsewhere))
+    monkeypatch.setattr(quality, "ROOT", elsewhere)  # not beside the main checkout, nor one level below it
+    assert quality.default_lettings() == fixture
 
 
 def test_task_categories_come_from_labels_and_the_exact_match_rule(tmp_path: Path) -> None:
