@@ -770,16 +770,17 @@ def misses(graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, show: Ca
                      f"got {got[0]} {list(got[1])}: {task.text}")  # fmt: skip
 
 
-def write_predictions(
-    path: Path, graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, calibration: Sequence[str]
-) -> None:
-    """One JSON line per task: graph, role, id, category, expected and predicted outcome, correct, and the
-    selection's confidence."""
-    with path.open("w") as out:
-        for g in graphs:
-            for task in g.tasks:
-                got, confidence = predict_with_confidence(task, g, cache, th)
-                row = {
+def prediction_rows(
+    graphs: Sequence[Graph], cache: VectorCache, th: Thresholds, calibration: Sequence[str]
+) -> list[dict[str, Any]]:
+    """One row per task: graph, role, id, category, expected and predicted outcome, correct, and the selection's
+    confidence (what --predictions writes, --compare pairs and the reliability table reads)."""
+    rows = []
+    for g in graphs:
+        for task in g.tasks:
+            got, confidence = predict_with_confidence(task, g, cache, th)
+            rows.append(
+                {
                     "graph": g.name,
                     "role": "calibration" if g.name in calibration else "held out",
                     "id": task.id,
@@ -789,7 +790,15 @@ def write_predictions(
                     "correct": correct(task, got),
                     "confidence": confidence,
                 }
-                out.write(json.dumps(row, sort_keys=True) + "\n")
+            )
+    return rows
+
+
+def write_predictions(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """prediction_rows as JSON lines."""
+    with path.open("w") as out:
+        for row in rows:
+            out.write(json.dumps(row, sort_keys=True) + "\n")
 
 
 def paired_differences(
@@ -914,25 +923,19 @@ def main() -> None:
                     "target": "",
                 }  # fmt: skip
             )
+    # every task's outcome and confidence, once, for the reliability table, --predictions and --compare
+    rows = [] if args.quick else prediction_rows(graphs, cache, th, calibration_names)
     for role in ("calibration", "held out"):
-        rated = [
-            (confidence, correct(t, got))
-            for g in graphs
-            if ("calibration" if g.name in calibration_names else "held out") == role
-            for t in g.tasks
-            for got, confidence in [predict_with_confidence(t, g, cache, th)]
-        ]
-        if rated and not args.quick:
+        rated = [(r["confidence"], r["correct"]) for r in rows if r["role"] == role]
+        if rated:
             print(f"selection.confidence against being right, {role} graphs:")
             print("\n".join(reliability(rated)))
+    if (args.predictions or args.compare) and not rows:
+        rows = prediction_rows(graphs, cache, th, calibration_names)
     if args.predictions:
-        write_predictions(args.predictions, graphs, cache, th, calibration_names)
+        write_predictions(args.predictions, rows)
     if args.compare:
-        now = [
-            {"graph": g.name, "id": t.id, "correct": correct(t, predict(t, g, cache, th))}
-            for g in graphs
-            for t in g.tasks
-        ]
+        now = rows
         before = [json.loads(line) for line in args.compare.read_text().splitlines() if line.strip()]
         for graph, n, b, a, d, lo, hi, fixed, broken in paired_differences(before, now):
             print(
