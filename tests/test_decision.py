@@ -102,7 +102,7 @@ def test_select_re_decides_the_rules_outcome_and_says_so() -> None:
     assert sel.reasons == ("learned decision (0.98) over the rules' selected",)
     assert [c.workflow for c in sel.candidates][:2] == ["order-lab-test", "send-bill"]  # still shown
     # below decision_min_probability the rules' outcome stands: e / (3 + e) = 0.48 for new_workflow_required
-    unsure = replace(new, decision_intercepts=(0.0, 0.0, 1.0, 0.0))
+    unsure = replace(new, decision_intercepts=(0.0, 0.0, 1.0, 0.0), decision_min_probability=0.5)
     kept = select(task, ROOTS, whole.lexical, whole.coverage, whole.dense, unsure)
     assert replace(kept, confidence=None) == ruled and kept.confidence is not None  # rated, not changed
     assert (
