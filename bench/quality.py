@@ -48,7 +48,8 @@ Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLI
   fortynine-eleven (session 22's refit held out), sixty-five (five unread first-brief graphs),
   sixty-otherbrief and sixtyfive-ten (graphs from the second brief, bench/quality_data/briefs/; SECOND_BRIEF),
   seventyfive-five (session 23: five more second-brief graphs, scored once; the confidence model's calibration
-  graphs) and eighty-five (five second-brief graphs nobody has read or scored: the next frozen change's).
+  graphs), eighty-five (session 24's refit held out on five second-brief graphs, scored once) and eightyfive-five
+  (three second-brief and two first-brief graphs nobody has read or scored: the next frozen change's).
 Every constant of the selection section of lamina/constants.py was set on the default split's calibration
 graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
 evaluates the calibration graphs alone. --held-out FOLDER (repeatable) adds a graph to the held-out set
@@ -199,11 +200,16 @@ _HELD_OTHER_BRIEF_THIRD = ("physio", "vegbox", "escaperoom", "camerahire", "wedd
 # Five more from the second brief, written at session 23's end; committed with split eighty-five, unread and
 # unscored, for the next frozen change.
 _HELD_OTHER_BRIEF_FOURTH = ("doggrooming", "bookshop", "chimneysweep", "tattoo", "bikerepair")
+# Written at session 24's end, three from the second brief and two from the first; committed with split
+# eightyfive-five, unread and unscored, for the next frozen change.
+_HELD_SECOND_BRIEF_FIFTH = ("kitchenfitter", "stables", "icecream")
+_HELD_FIRST_BRIEF_LAST = ("glazier", "bowling")
 SECOND_BRIEF = (  # every graph written from the second brief
     *_HELD_OTHER_BRIEF,
     *_HELD_OTHER_BRIEF_MORE,
     *_HELD_OTHER_BRIEF_THIRD,
     *_HELD_OTHER_BRIEF_FOURTH,
+    *_HELD_SECOND_BRIEF_FIFTH,
 )
 _SEVENTY_FIVE = (
     *_SIXTY,
@@ -261,8 +267,14 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "sixtyfive-ten": ((*_SIXTY, *_HELD_OTHER_BRIEF), (*_HELD_LAST_FIVE, *_HELD_OTHER_BRIEF_MORE)),
     # session 23: calibrate on all 75 graphs scored by then (both briefs); hold out five unread second-brief graphs
     "seventyfive-five": (_SEVENTY_FIVE, _HELD_OTHER_BRIEF_THIRD),
-    # the next frozen change: calibrate on all 80 graphs scored by session 23's end; hold out five unread ones
+    # session 24: calibrate on all 80 graphs scored by session 23's end; hold out five unread second-brief graphs
     "eighty-five": ((*_SEVENTY_FIVE, *_HELD_OTHER_BRIEF_THIRD), _HELD_OTHER_BRIEF_FOURTH),
+    # the next frozen change: calibrate on all 85 graphs scored by session 24's end; hold out five unread ones
+    # (three of the second brief, two of the first)
+    "eightyfive-five": (
+        (*_SEVENTY_FIVE, *_HELD_OTHER_BRIEF_THIRD, *_HELD_OTHER_BRIEF_FOURTH),
+        (*_HELD_SECOND_BRIEF_FIFTH, *_HELD_FIRST_BRIEF_LAST),
+    ),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 DEFAULT_SPLIT = "lettings-clinic"
@@ -483,6 +495,8 @@ _FOLDER_GRAPHS = (
     *_HELD_OTHER_BRIEF_MORE,
     *_HELD_OTHER_BRIEF_THIRD,
     *_HELD_OTHER_BRIEF_FOURTH,
+    *_HELD_SECOND_BRIEF_FIFTH,
+    *_HELD_FIRST_BRIEF_LAST,
 )
 
 
