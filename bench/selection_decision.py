@@ -2,7 +2,8 @@
 
 Run: LAMINA_HOME=… .venv/bin/python bench/selection_decision.py [--split eighty-five] [--c 0.1]
                                                    [--pair-c 0.1] [--floor 0.3] [--second-brief-weight 3]
-                                                   [--predictions FILE]
+                                                   [--predictions FILE] [--grid [--grid-weights W …]
+                                                   [--grid-floors F …]]
 
 For every task of the split's calibration graphs that names no root and is not explicit (paraphrase,
 compound, vague, absent, single-and), the rules decide (`selection.decide_by_rules`, every threshold of
@@ -31,7 +32,9 @@ defaults (C 0.1, pair C 0.1, second-brief tasks weighing 3, floor 0.3, confidenc
 22's settings (`--second-brief-weight 1 --floor 0.65`) 4136 (3594, 542). The constants it prints are the
 product's (decision, pair ranking and confidence). Held out, frozen, on five unread second-brief graphs (doggrooming,
 bookshop, chimneysweep, tattoo, bikerepair) against the session start: 301 -> 322 of 500, +0.042 [+0.020, +0.066]
-(docs/evaluation.md, "Session 24").
+(docs/evaluation.md, "Session 24"). The weight and floor were chosen with `--split seventyfive-five --grid`
+(leave one graph out for each weight x floor, right per brief): weight 3 at floor 0-0.3 gained on both briefs
+(first 3602 -> 3660 of 4845, second 364 -> 383 of 750); heavier weights trade the first brief for the second.
 
 Session 23, split seventyfive-five (75 graphs, 5595 decided tasks): rules 3728,
 learned 3966 (first brief 3602 of 4845, second 364 of 750); confidence 0.9-1.0 right 0.97 / 0.94 (first / second
@@ -222,6 +225,20 @@ def features_with_pairs(rows: list[Row], weights: dict[str, dict[str, float]]) -
     return x
 
 
+Folds = dict[str, tuple[np.ndarray, np.ndarray]]
+
+
+def fold_models(rows: list[Row], x: np.ndarray, c: float, weight: np.ndarray | None = None) -> Folds:
+    """Per graph, the learned decision (weights, intercepts) fitted on the other graphs' rows (`x`: their
+    features, features_with_pairs), each task's loss times its `weight`."""
+    y = np.array([OUTCOMES.index(r.task.status) for r in rows])
+    names = np.array([r.graph.name for r in rows])
+    return {
+        g: fit(x[names != g], y[names != g], c, None if weight is None else weight[names != g])
+        for g in sorted(set(names.tolist()))
+    }
+
+
 def leave_one_graph_out(
     rows: list[Row],
     x: np.ndarray,
@@ -229,18 +246,18 @@ def leave_one_graph_out(
     floor: float,
     pairs: dict[str, dict[str, float]],
     weight: np.ndarray | None = None,
+    models: Folds | None = None,
 ) -> tuple[list[tuple[str, tuple[str, ...]]], np.ndarray]:
     """Each graph's tasks decided by `selection.select` with the pair ranking (`pairs`: pair_folds) and the
-    learned decision fitted on the other graphs (each task's loss times its `weight`); and each task's
-    outcome probabilities under its fold's learned decision (rows x OUTCOMES). `x`: the rows' features,
-    features_with_pairs(rows, pairs)."""
-    y = np.array([OUTCOMES.index(r.task.status) for r in rows])
+    learned decision fitted on the other graphs (each task's loss times its `weight`; `models`: those fits
+    when already made, fold_models); and each task's outcome probabilities under its fold's learned decision
+    (rows x OUTCOMES). `x`: the rows' features, features_with_pairs(rows, pairs)."""
+    models = models if models is not None else fold_models(rows, x, c, weight)
     names = np.array([r.graph.name for r in rows])
     decided: list[tuple[str, tuple[str, ...]]] = [("", ())] * len(rows)
     probabilities = np.zeros((len(rows), len(OUTCOMES)))
-    for g in sorted(set(names.tolist())):
+    for g, (coef, bias) in models.items():
         train = names != g
-        coef, bias = fit(x[train], y[train], c, None if weight is None else weight[train])
         scores = x[~train] @ coef + bias
         scores = np.exp(scores - scores.max(1, keepdims=True))
         probabilities[~train] = scores / scores.sum(1, keepdims=True)
@@ -255,6 +272,29 @@ def leave_one_graph_out(
             row = rows[n]
             decided[n] = quality.decided(row.task, row.graph.index, quality._SCORES[(g, row.task.text)], th)
     return decided, probabilities
+
+
+def grid(
+    rows: list[Row],
+    x: np.ndarray,
+    c: float,
+    pairs: dict[str, dict[str, float]],
+    weights: Sequence[float],
+    floors: Sequence[float],
+) -> list[str]:
+    """Leave one graph out for every second-brief weight x floor: the tasks each brief's graphs get right (how
+    session 24 chose --second-brief-weight and --floor). The decision is fitted once per weight."""
+    lines = [f"  {'weight / floor':<16}" + "".join(f"{f:>16}" for f in floors) + "   (first / second brief)"]
+    for w in weights:
+        models = fold_models(rows, x, c, brief_weights(rows, w))
+        cells = []
+        for f in floors:
+            learned, _ = leave_one_graph_out(rows, x, c, f, pairs, models=models)
+            right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
+            counts = dict((brief, sum(ok for _, ok in group)) for brief, group in by_brief(rows, right))
+            cells.append(f"{counts.get('first', 0)} / {counts.get('second', 0)}")
+        lines.append(f"  {w:<16g}" + "".join(f"{cell:>16}" for cell in cells))
+    return lines
 
 
 def brief_weights(rows: list[Row], second: float) -> np.ndarray:
@@ -366,6 +406,13 @@ def main() -> None:
     parser.add_argument(
         "--predictions", type=Path, help="per task: the rules' and the learned outcome (JSONL)"
     )
+    parser.add_argument(
+        "--grid",
+        action="store_true",
+        help="only print leave one graph out for every --grid-weights x --grid-floors (right per brief)",
+    )
+    parser.add_argument("--grid-weights", type=float, nargs="+", default=[1.0, 2.0, 3.0, 5.0, 8.0])
+    parser.add_argument("--grid-floors", type=float, nargs="+", default=[0.0, 0.3, 0.45, 0.55, 0.65])
     args = parser.parse_args()
     from lamina.runtime.embedder import load_embedder
 
@@ -373,6 +420,12 @@ def main() -> None:
     rows = rows_of(args.split, cache)
     folds = pair_folds(rows, args.pair_c)  # per graph, fitted without it: for both runs below
     x = features_with_pairs(rows, folds)  # each row's pair scores from its own fold, for every fit below
+    if args.grid:
+        print(
+            f"{len(rows)} decided tasks of the {args.split} calibration graphs; C {args.c}; right per brief:"
+        )
+        print("\n".join(grid(rows, x, args.c, folds, args.grid_weights, args.grid_floors)))
+        return
     weight = brief_weights(rows, args.second_brief_weight)
     learned, probabilities = leave_one_graph_out(rows, x, args.c, args.floor, folds, weight)
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]

@@ -68,6 +68,28 @@ def test_a_task_weighing_twice_counts_as_the_task_written_twice() -> None:
     assert np.allclose(fit(x, y, 0.5, np.ones(60))[0], coef_1)
 
 
+def test_each_fold_of_the_decision_is_fitted_without_its_own_graph() -> None:
+    from types import SimpleNamespace
+
+    from bench.selection_decision import fold_models
+
+    rng = np.random.default_rng(11)
+    statuses = ("selected", "ambiguous", "new_workflow_required", "multi_workflow")
+    rows = [
+        SimpleNamespace(graph=SimpleNamespace(name=g), task=SimpleNamespace(status=statuses[i % 4]))
+        for g in ("a", "b", "c")
+        for i in range(24)
+    ]
+    x = rng.standard_normal((len(rows), 3))
+    before = fold_models(rows, x, 0.5)  # type: ignore[arg-type]
+    changed = x.copy()
+    changed[:24] = rng.standard_normal((24, 3))  # graph a's rows only
+    after = fold_models(rows, changed, 0.5)  # type: ignore[arg-type]
+    assert sorted(before) == ["a", "b", "c"]
+    assert np.allclose(before["a"][0], after["a"][0])  # a's fold never saw a's rows
+    assert not np.allclose(before["b"][0], after["b"][0])  # b's fold was fitted on them
+
+
 def test_the_confidence_model_learns_which_rows_are_right_and_matches_a_plain_logistic_fit() -> None:
     from sklearn.linear_model import LogisticRegression
 
