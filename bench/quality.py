@@ -628,6 +628,15 @@ def evaluate(
     return out
 
 
+def scores_of(graphs: Sequence[Graph], rows: Sequence[dict[str, Any]]) -> dict[str, Score]:
+    """evaluate's tables from prediction_rows (every task), so a full run decides each task once."""
+    counts: dict[str, dict[str, list[int]]] = {g.name: defaultdict(lambda: [0, 0]) for g in graphs}
+    for row in rows:
+        counts[row["graph"]][row["category"]][0] += int(row["correct"])
+        counts[row["graph"]][row["category"]][1] += 1
+    return {g: {k: (v[0], v[1]) for k, v in score.items()} for g, score in counts.items()}
+
+
 def overall(score: Score) -> tuple[int, int]:
     return sum(c for c, _ in score.values()), sum(t for _, t in score.values())
 
@@ -901,8 +910,10 @@ def main() -> None:
     clash = [g.name for g in graphs[len(calibration) :] if g.name in calibration_names]
     if clash:
         raise SystemExit(f"--held-out graph named like a calibration graph: {clash}")
-    limit = QUICK_TASKS if args.quick else None
-    scores = evaluate(graphs, cache, th, limit)
+    # every task's outcome and confidence, once, for the tables, the reliability table, --predictions and
+    # --compare; --quick decides only an evenly spaced sample of each graph (evaluate)
+    rows = [] if args.quick else prediction_rows(graphs, cache, th, calibration_names)
+    scores = evaluate(graphs, cache, th, QUICK_TASKS) if args.quick else scores_of(graphs, rows)
     print(f"thresholds: {th}")
     figures = []
     for g in graphs:
@@ -937,8 +948,6 @@ def main() -> None:
                     "target": "",
                 }  # fmt: skip
             )
-    # every task's outcome and confidence, once, for the reliability table, --predictions and --compare
-    rows = [] if args.quick else prediction_rows(graphs, cache, th, calibration_names)
     for role in ("calibration", "held out"):
         rated = [(r["confidence"], r["correct"]) for r in rows if r["role"] == role]
         if rated:
