@@ -178,10 +178,11 @@ class Thresholds:
     # a terse order that leads with the selected root's own action (terse_trusts_action) is never made ambiguous
     decision_keeps_terse_order: bool = SELECTION_DECISION_KEEPS_TERSE_ORDER
 
-    def is_terse(self, task: str) -> bool:
-        """A terse task says little (at most `terse_max_words` content words): the rules ask it for a clear
-        lead, and the learned decision never makes a terse order ambiguous (select)."""
-        return len(content_words(task)) <= self.terse_max_words
+    def is_terse(self, words: int) -> bool:
+        """A task of `words` content words (intents.content_words) is terse when it has at most
+        `terse_max_words`: the rules ask it for a clear lead, and the learned decision never makes a terse order
+        ambiguous (select)."""
+        return words <= self.terse_max_words
 
     def for_signalled_task(self) -> Thresholds:
         """These thresholds with compound_roots' values for a task that says it asks for several things."""
@@ -560,7 +561,7 @@ def select(
     terse_order = (
         thresholds.decision_keeps_terse_order
         and thresholds.terse_trusts_action
-        and thresholds.is_terse(task)
+        and thresholds.is_terse(len(content_words(task)))
         and leads_with_its_action(task, best)
     )
     kept = ruled.status == "selected" and (
@@ -796,7 +797,7 @@ def decide_by_rules(
     # A terse task says little: it needs a clear lead to be selected, and a problem report no root matches is
     # ambiguous rather than new (below).
     words = len(content_words(task))
-    terse = thresholds.is_terse(task)
+    terse = thresholds.is_terse(words)
     # A retired or deprecated root nearer the task than any active one (the fused first, with a cosine at
     # least `inactive_margin` above the best active root's): the product had this behaviour and dropped it,
     # so the task asks for a new workflow; the filtered root is candidates[0].
