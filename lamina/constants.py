@@ -503,7 +503,9 @@ DETAILED_MIN_WORDS: int | None = 8
 # (weight 1, floor 0.65). Held out, frozen, on five second-brief graphs nobody had read (split eighty-five:
 # doggrooming, bookshop, chimneysweep, tattoo, bikerepair) against the session start: 301 -> 322 of 500, +0.042
 # [+0.020, +0.066] (28 fixed, 7 broken; absent 16 -> 28 of 60, paraphrase 124 -> 130 of 175; docs/evaluation.md,
-# "Session 24"). Session 22's fit: `bench/selection_decision.py --split fortynine-five` (C 0.1: an L2 penalty of 5 on
+# "Session 24"). Session 25 refitted the same models on the 85 graphs read by then (`--split eightyfive-five`;
+# its --grid chose weight 3 and floor 0.3 again): held out, frozen, on ten unread graphs (split eightyfive-ten)
+# 695 -> 693 of 1000, -0.002 [-0.009, +0.005]: not kept, the coefficients below stay session 24's. Session 22's fit: `bench/selection_decision.py --split fortynine-five` (C 0.1: an L2 penalty of 5 on
 # standardised features, every task weighing the same) on the 3645 decided tasks (paraphrase, compound, vague,
 # absent, single-and; none naming a root) of the 49 calibration graphs; the coefficients map back to raw
 # features. Session 21 added the pair ranking's best score and margin (SELECTION_PAIR below) as features,
