@@ -80,10 +80,10 @@ import argparse
 import json
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from scipy.optimize import minimize
@@ -204,12 +204,23 @@ def fit_pairs(rows: list[Row], c: float) -> dict[str, float]:
     return dict(zip(PAIR_FEATURES, (float(v) for v in w / sd), strict=True))
 
 
+T = TypeVar("T")
+
+
+def each_graph_left_out(rows: list[Row], fit_without: Callable[[np.ndarray], T]) -> dict[str, T]:
+    """Per graph, `fit_without(train)`: a model fitted with `train` masking the rows of every other graph (the
+    one loop behind every leave-one-graph-out fit of this bench)."""
+    names = np.array([r.graph.name for r in rows])
+    return {g: fit_without(names != g) for g in sorted(set(names.tolist()))}
+
+
 def pair_folds(rows: list[Row], pair_c: float) -> dict[str, dict[str, float]]:
     """Per graph, the pair ranking's weights fitted on the other graphs ({} for every graph when pair_c is 0)."""
-    names = sorted({r.graph.name for r in rows})
     if pair_c <= 0:
-        return {g: {} for g in names}
-    return {g: fit_pairs([r for r in rows if r.graph.name != g], pair_c) for g in names}
+        return {g: {} for g in sorted({r.graph.name for r in rows})}
+    return each_graph_left_out(
+        rows, lambda train: fit_pairs([r for r, t in zip(rows, train, strict=True) if t], pair_c)
+    )
 
 
 def features_with_pairs(rows: list[Row], weights: dict[str, dict[str, float]]) -> np.ndarray:
@@ -232,11 +243,9 @@ def fold_models(rows: list[Row], x: np.ndarray, c: float, weight: np.ndarray | N
     """Per graph, the learned decision (weights, intercepts) fitted on the other graphs' rows (`x`: their
     features, features_with_pairs), each task's loss times its `weight`."""
     y = np.array([OUTCOMES.index(r.task.status) for r in rows])
-    names = np.array([r.graph.name for r in rows])
-    return {
-        g: fit(x[names != g], y[names != g], c, None if weight is None else weight[names != g])
-        for g in sorted(set(names.tolist()))
-    }
+    return each_graph_left_out(
+        rows, lambda train: fit(x[train], y[train], c, None if weight is None else weight[train])
+    )
 
 
 def leave_one_graph_out(
@@ -344,12 +353,12 @@ def confidence_out_of_sample(
     rows: list[Row], x: np.ndarray, right: np.ndarray, c: float, weight: np.ndarray
 ) -> np.ndarray:
     """Each task's confidence from the model fitted on the other graphs."""
+    models = each_graph_left_out(rows, lambda train: fit_confidence(x[train], right[train], c, weight[train]))
     names = np.array([r.graph.name for r in rows])
     out = np.zeros(len(rows))
-    for g in sorted(set(names.tolist())):
-        train = names != g
-        w, b = fit_confidence(x[train], right[train], c, weight[train])
-        out[~train] = 1.0 / (1.0 + np.exp(-(x[~train] @ w + b)))
+    for g, (w, b) in models.items():
+        mine = names == g
+        out[mine] = 1.0 / (1.0 + np.exp(-(x[mine] @ w + b)))
     return out
 
 

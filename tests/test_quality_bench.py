@@ -90,6 +90,24 @@ def test_each_fold_of_the_decision_is_fitted_without_its_own_graph() -> None:
     assert not np.allclose(before["b"][0], after["b"][0])  # b's fold was fitted on them
 
 
+def test_each_tasks_confidence_comes_from_a_model_fitted_without_its_own_graph() -> None:
+    from types import SimpleNamespace
+
+    from bench.selection_decision import confidence_out_of_sample
+
+    rng = np.random.default_rng(5)
+    rows = [SimpleNamespace(graph=SimpleNamespace(name=g)) for g in ("a", "b", "c") for _ in range(30)]
+    x = rng.standard_normal((len(rows), 3))
+    right = rng.integers(0, 2, len(rows))
+    weight = np.ones(len(rows))
+    before = confidence_out_of_sample(rows, x, right, 1.0, weight)  # type: ignore[arg-type]
+    flipped = right.copy()
+    flipped[:30] = 1 - flipped[:30]  # graph a's labels only
+    after = confidence_out_of_sample(rows, x, flipped, 1.0, weight)  # type: ignore[arg-type]
+    assert np.allclose(before[:30], after[:30])  # a's confidences come from a model that never saw a's labels
+    assert not np.allclose(before[30:], after[30:])  # b's and c's models were fitted on them
+
+
 def test_the_confidence_model_learns_which_rows_are_right_and_matches_a_plain_logistic_fit() -> None:
     from sklearn.linear_model import LogisticRegression
 
