@@ -234,3 +234,15 @@ def test_paired_differences_match_tasks_by_graph_and_id() -> None:
     two = quality.paired_differences(before + [{"graph": "h", "id": "1", "correct": False}],
                                      after + [{"graph": "h", "id": "1", "correct": True}])  # fmt: skip
     assert [row[0] for row in two] == ["g", "h", "all"] and two[-1][1] == 11
+    # the held-out graphs pooled on their own when the runs also hold calibration graphs
+    roles = [
+        {"graph": "c", "id": "1", "correct": True, "role": "calibration"},
+        {"graph": "h", "id": "1", "correct": False, "role": "held out"},
+        {"graph": "k", "id": "1", "correct": False, "role": "held out"},
+    ]
+    fixed_two = [dict(r, correct=True) for r in roles]
+    pooled = {row[0]: row for row in quality.paired_differences(roles, fixed_two)}
+    assert list(pooled) == ["c", "h", "k", "all", "held out"]
+    assert pooled["held out"][1:4] == (2, 0, 2) and pooled["all"][1:4] == (3, 1, 3)
+    only_held = {row[0] for row in quality.paired_differences(roles[1:], fixed_two[1:])}
+    assert only_held == {"h", "k", "all"}  # nothing to tell apart: no "held out" line
