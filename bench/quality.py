@@ -56,9 +56,10 @@ Graphs (docs/evaluation.md, "Workflow selection"), by named split (--split; SPLI
 Every constant of the selection section of lamina/constants.py was set on the default split's calibration
 graphs; no figure measured on a held-out graph ever set a constant. --calibration-only (while tuning)
 evaluates the calibration graphs alone; --held-out-only the held-out graphs alone (a session start's score or a
-frozen change's check, in a minute instead of a quarter of an hour on the 85-graph splits). --held-out FOLDER (repeatable) adds a graph to the held-out set
-without code changes: a folder with product.toml (or product/**/*.toml) + tasks.toml in the clinic/saas
-format, or repo/ + tasks.jsonl in the lettings format (load_folder); it is named after the folder.
+frozen change's check, in a minute instead of a quarter of an hour on the 85-graph splits). --held-out FOLDER
+(repeatable) adds a graph to the held-out set without code changes: a folder with product.toml (or
+product/**/*.toml) + tasks.toml in the clinic/saas format, or repo/ + tasks.jsonl in the lettings format
+(load_folder); it is named after the folder.
 Selection runs in process through lamina.retrieval.selection.select_for_task, with the root index built
 the way graphd builds it (workflow_documents -> workflow_meta -> root_doc_from_meta -> build_root_index)
 and the real development embedder, so the bench measures what users get. Embeddings are cached by text

@@ -216,10 +216,11 @@ def each_graph_left_out(rows: list[Row], fit_without: Callable[[np.ndarray], T])
 
 def pair_folds(rows: list[Row], pair_c: float) -> dict[str, dict[str, float]]:
     """Per graph, the pair ranking's weights fitted on the other graphs ({} for every graph when pair_c is 0)."""
-    if pair_c <= 0:
-        return {g: {} for g in sorted({r.graph.name for r in rows})}
     return each_graph_left_out(
-        rows, lambda train: fit_pairs([r for r, t in zip(rows, train, strict=True) if t], pair_c)
+        rows,
+        lambda train: (
+            fit_pairs([r for r, t in zip(rows, train, strict=True) if t], pair_c) if pair_c > 0 else {}
+        ),
     )
 
 
