@@ -22,7 +22,7 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -257,6 +257,23 @@ def bootstrap_interval(
     means = arr[draw.integers(0, arr.size, size=(resamples, arr.size))].mean(axis=1)
     low, high = np.percentile(means, [2.5, 97.5])
     return float(low), float(high)
+
+
+def group_means_interval(
+    groups: Sequence[Sequence[float]], resamples: int = 2000, rng: np.random.Generator | None = None
+) -> tuple[float, float, float]:
+    """The mean of the groups' means (each group weighs the same, however many items it has) with a 95%
+    percentile-bootstrap interval that resamples items within each group (a stratified bootstrap); nan for
+    no non-empty group."""
+    arrays = [np.asarray(g, dtype=np.float64) for g in groups if len(g)]
+    if not arrays:
+        return (float("nan"), float("nan"), float("nan"))
+    draw = rng if rng is not None else np.random.default_rng(0)
+    means = np.mean(
+        [a[draw.integers(0, a.size, size=(resamples, a.size))].mean(axis=1) for a in arrays], axis=0
+    )
+    low, high = np.percentile(means, [2.5, 97.5])
+    return float(np.mean([a.mean() for a in arrays])), float(low), float(high)
 
 
 def paired_mean_difference(

@@ -51,7 +51,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import bootstrap_interval  # noqa: E402
+from bench.common import bootstrap_interval, group_means_interval  # noqa: E402
 from bench.localization import (  # noqa: E402
     _MERGE_SUBJECT,
     MAX_GOLD_FILES,
@@ -310,6 +310,42 @@ def report(results: Mapping[str, Sequence[Mapping[str, float | None]]], referenc
                      if a[m] is not None and b[m] is not None]  # fmt: skip
             lo, hi = bootstrap(diffs)
             cells.append(f"{mean_of(diffs):+.3f} [{lo:+.2f},{hi:+.2f}]")
+        lines.append(f"{'Δ vs ' + ranker:<14}" + "".join(f"{c:>22}" for c in cells))
+    return "\n".join(lines)
+
+
+def repository_weighted_report(
+    per_repo: Mapping[str, Mapping[str, Sequence[Mapping[str, float | None]]]], reference: str
+) -> str:
+    """Like `report`, but each repository weighs the same (the mean of the repositories' means, intervals
+    from a bootstrap within each repository), so one repository with many commits does not set the figure."""
+    rankers = [r for r in next(iter(per_repo.values())) if all(r in res for res in per_repo.values())]
+    lines = [f"{'ranker':<14}" + "".join(f"{m:>22}" for m in METRICS)]
+
+    def cell(groups: list[list[float]], sign: str) -> str:
+        mean, lo, hi = group_means_interval(groups, BOOTSTRAP_SAMPLES, np.random.default_rng(15))
+        return f"{mean:{sign}.3f} [{lo:{sign}.2f},{hi:{sign}.2f}]"
+
+    for ranker in rankers:
+        cells = [
+            cell([[float(r[m]) for r in res[ranker] if r[m] is not None] for res in per_repo.values()], "")
+            for m in METRICS
+        ]
+        lines.append(f"{ranker:<14}" + "".join(f"{c:>22}" for c in cells))
+    for ranker in rankers:
+        if ranker == reference:
+            continue
+        cells = []
+        for m in METRICS:
+            groups = [
+                [
+                    float(a[m]) - float(b[m])
+                    for a, b in zip(res[reference], res[ranker], strict=True)
+                    if a[m] is not None and b[m] is not None
+                ]  # fmt: skip
+                for res in per_repo.values()
+            ]
+            cells.append(cell(groups, "+"))
         lines.append(f"{'Δ vs ' + ranker:<14}" + "".join(f"{c:>22}" for c in cells))
     return "\n".join(lines)
 
@@ -704,6 +740,9 @@ def cmd_final(args: argparse.Namespace) -> None:
     if large:
         print(f"== large held-out repositories ({len(large['lamina'])} cases)")
         print(report(large, "lamina"))
+        large_repos = {n: res for n, res in per_repo.items() if repos[n].get("size") == "large"}
+        print(f"== large held-out repositories, each weighing the same ({len(large_repos)} repositories)")
+        print(repository_weighted_report(large_repos, "lamina"))
     print(f"== all held-out repositories ({len(results['lamina'])} cases; load {os.getloadavg()[0]:.1f})")
     print(report(results, "lamina"))
     print(f"per-commit predictions: {args.work / 'predictions.jsonl'}")

@@ -146,3 +146,33 @@ def test_a_bench_waits_for_the_previous_ones_load_to_settle(monkeypatch: pytest.
     monkeypatch.setattr(common.LoadAverage, "now", classmethod(lambda cls: BUSY))
     naps.clear()
     assert common.settle(limit=0.8, max_seconds=0) == pytest.approx(0, abs=0.5) and naps == []
+
+
+# --- each group weighing the same (bench/localization_eval.py's repository-weighted figures) -------------
+def test_group_means_interval_weighs_each_group_the_same() -> None:
+    from bench.common import group_means_interval
+
+    many_zeros, few_ones = [0.0] * 300, [1.0] * 20
+    mean, low, high = group_means_interval([many_zeros, few_ones])
+    assert mean == pytest.approx(0.5)  # pooled items would give 20 / 320
+    assert low == high == pytest.approx(0.5)  # constant groups: every resample has the same means
+    mean, low, high = group_means_interval([[0.0, 1.0] * 20, [1.0] * 5, []])
+    assert mean == pytest.approx(0.75) and low < 0.75 < high <= 1.0
+    assert all(math.isnan(v) for v in group_means_interval([[], []]))
+
+
+def test_repository_weighted_report_averages_repositories_not_commits() -> None:
+    from bench.localization_eval import METRICS, repository_weighted_report
+
+    def rows(mrr: float, n: int) -> list[dict[str, float | None]]:
+        return [{m: (mrr if m == "MRR" else None) for m in METRICS} for _ in range(n)]
+
+    per_repo = {
+        "big": {"lamina": rows(0.2, 300), "bm25": rows(0.1, 300)},
+        "small": {"lamina": rows(0.8, 10), "bm25": rows(0.4, 10)},
+    }
+    lines = repository_weighted_report(per_repo, "lamina").splitlines()
+    cells = {line[:14].strip(): line[14:] for line in lines[1:]}  # the ranker's name, then its cells
+    assert "0.500 [0.50,0.50]" in cells["lamina"]  # (0.2 + 0.8) / 2; pooled commits would give 0.219
+    assert "0.250 [0.25,0.25]" in cells["bm25"]
+    assert "+0.250 [+0.25,+0.25]" in cells["Δ vs bm25"]
