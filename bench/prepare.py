@@ -258,10 +258,18 @@ def main() -> None:
                     one,
                 )
             )
+            # back to the branch the bench started on: `main` for a generated tree, whatever a clone's default
+            # branch is called for --repo (maven's is `master`)
+            start_branch = subprocess.run(
+                ["git", "-C", str(repo), "rev-parse", "--abbrev-ref", "HEAD"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout.strip()
             git(repo, "checkout", "-qb", "other")
             git(repo, "-c", "user.email=b@example.test", "-c", "user.name=bench", "commit", "-qam", "edit")
             switch1, _ = lamina(repo, "work", "prepare", "capture payment", "--json", "--quiet")
-            git(repo, "checkout", "-q", "main")
+            git(repo, "checkout", "-q", start_branch)
             switch2, _ = lamina(repo, "work", "prepare", "capture payment", "--json", "--quiet")
             embedded_back = status(repo)["last_build"]["chunks_embedded"]
             figures.append(
