@@ -310,6 +310,9 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
+# Session 26's fine-tuning measurement: every sixth calibration graph of ninetyfive-five is kept out of the
+# fine-tuning data (/tmp/s26/ft/train.py --dev), so the decision can be measured on graphs the model never saw.
+SPLITS["ninetyfive-dev"] = (SPLITS["ninetyfive-five"][0][::6], SPLITS["ninetyfive-five"][1])
 DEFAULT_SPLIT = "lettings-clinic"
 CALIBRATION, HELD_OUT = SPLITS[DEFAULT_SPLIT]
 QUICK_TASKS = 40
@@ -361,7 +364,7 @@ class VectorCache:
 
     def __init__(self, embedder: Any) -> None:
         self.embedder = embedder
-        digest = str(getattr(getattr(embedder, "info", None), "digest", "model"))[:16]
+        digest = str(getattr(getattr(embedder, "info", None), "model_digest", "model"))[:16]
         self.path = Path(tempfile.gettempdir()) / "lamina-quality-cache" / f"{digest}.npz"
         self.vectors: dict[str, np.ndarray] = {}
         if self.path.exists():

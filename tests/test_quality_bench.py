@@ -38,6 +38,19 @@ def _cache(tmp_path: Path) -> quality.VectorCache:
     return cache
 
 
+def test_each_installed_model_has_its_own_vector_cache() -> None:
+    """Vectors of one model must never be read for another (a fine-tuned asset, a release model)."""
+    from types import SimpleNamespace
+
+    def cache_of(model_digest: str) -> Path:
+        embedder = HashEmbedder()
+        embedder.info = SimpleNamespace(model_digest=model_digest)  # type: ignore[attr-defined]
+        return quality.VectorCache(embedder).path  # no file under these names: nothing is loaded
+
+    assert cache_of("a" * 64) != cache_of("b" * 64)
+    assert cache_of("a" * 64).name == "a" * 16 + ".npz"
+
+
 def test_calibration_and_held_out_graphs_are_disjoint() -> None:
     assert set(quality.CALIBRATION).isdisjoint(quality.HELD_OUT)
     assert len(quality.HELD_OUT) >= 2
