@@ -342,7 +342,7 @@ def repository_weighted_report(
                     float(a[m]) - float(b[m])
                     for a, b in zip(res[reference], res[ranker], strict=True)
                     if a[m] is not None and b[m] is not None
-                ]  # fmt: skip
+                ]
                 for res in per_repo.values()
             ]
             cells.append(cell(groups, "+"))

@@ -311,7 +311,8 @@ SPLITS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "clinic-saas": (("clinic", "saas"), ("lettings", "shop")),  # issue 16's first session
 }
 # Session 26's fine-tuning measurement: every sixth calibration graph of ninetyfive-five is kept out of the
-# fine-tuning data (/tmp/s26/ft/train.py --dev), so the decision can be measured on graphs the model never saw.
+# fine-tuning data (bench/selection_finetune.py train --exclude ninetyfive-dev), so that selection can be
+# measured on graphs the model never saw (bench/selection_finetune.py rank, bench/selection_decision.py).
 SPLITS["ninetyfive-dev"] = (SPLITS["ninetyfive-five"][0][::6], SPLITS["ninetyfive-five"][1])
 DEFAULT_SPLIT = "lettings-clinic"
 CALIBRATION, HELD_OUT = SPLITS[DEFAULT_SPLIT]
