@@ -71,35 +71,26 @@ class GraphTexts:
 
 
 class _NoVectors:
-    """Stands in for the vector cache: only the graphs' texts are wanted here."""
+    """Stands in for quality.VectorCache: only the graphs' texts are wanted here (no vectors, no token states)."""
 
     def get(self, texts: Any) -> list[np.ndarray]:
         return [np.zeros(1, np.float32) for _ in texts]
 
+    def states(self, text: str) -> None:
+        return None  # late interaction is then left out of the loaded graph (late.index_of_texts)
+
 
 def graph_texts(name: str) -> GraphTexts:
-    """A graph's root documents and facets (as graphd indexes them) and its labelled tasks."""
+    """A graph's root documents and facets (as graphd indexes them) and its labelled tasks, loaded by the
+    quality bench's own loader."""
     no_vectors: Any = _NoVectors()
-    if name == "shop":
-        folder = ROOT / "examples/shop"
-        index, _, _ = quality.root_index(folder, ["product/**/*.toml"], no_vectors)
-        tasks = quality._toml_tasks(name, folder / "tasks.toml", index, "example")
-        tasks += quality._toml_tasks(name, ROOT / "bench/quality_data/shop/tasks.toml", index)
-    elif name == "lettings" or (ROOT / "bench/quality_data" / name / "tasks.jsonl").exists():
-        folder = quality.default_lettings() if name == "lettings" else ROOT / "bench/quality_data" / name
-        index, _, _ = quality.root_index(folder / "repo", ["product/**/*.toml"], no_vectors)
-        tasks = quality._jsonl_tasks(name, folder)
-    else:
-        folder = ROOT / "bench/quality_data" / name
-        globs = ["product.toml"] if (folder / "product.toml").exists() else ["product/**/*.toml"]
-        index, _, _ = quality.root_index(folder, globs, no_vectors)
-        tasks = quality._toml_tasks(name, folder / "tasks.toml", index)
+    [graph] = quality.load_graphs([name], no_vectors, quality.default_lettings())
     roots = tuple(
         # index.texts: a root's facet texts, then its document's (lamina/retrieval/selection.py, RootIndex)
         RootTexts(root.workflow, root.status == "active", texts[-1], tuple(texts[:-1]))
-        for root, texts in zip(index.roots, index.texts, strict=True)
+        for root, texts in zip(graph.index.roots, graph.index.texts, strict=True)
     )
-    return GraphTexts(name, roots, tuple(tasks))
+    return GraphTexts(name, roots, graph.tasks)
 
 
 # --- the model (torch, imported lazily: the `export` extra) ------------------------------------------
