@@ -290,46 +290,23 @@ def bootstrap(
     return bootstrap_interval(values, samples, np.random.default_rng(seed))
 
 
-def report(results: Mapping[str, Sequence[Mapping[str, float | None]]], reference: str) -> str:
-    """A table of every ranker (mean [95% CI]) and the paired difference reference - each other ranker."""
-    lines = [f"{'ranker':<14}" + "".join(f"{m:>22}" for m in METRICS)]
-    for ranker, rows in results.items():
-        cells = []
-        for m in METRICS:
-            vals = [r[m] for r in rows if r[m] is not None]
-            lo, hi = bootstrap([float(v) for v in vals])
-            cells.append(f"{mean_of(vals):.3f} [{lo:.2f},{hi:.2f}]")
-        lines.append(f"{ranker:<14}" + "".join(f"{c:>22}" for c in cells))
-    ref = results[reference]
-    for ranker, rows in results.items():
-        if ranker == reference:
-            continue
-        cells = []
-        for m in METRICS:
-            diffs = [float(a[m]) - float(b[m]) for a, b in zip(ref, rows, strict=True)
-                     if a[m] is not None and b[m] is not None]  # fmt: skip
-            lo, hi = bootstrap(diffs)
-            cells.append(f"{mean_of(diffs):+.3f} [{lo:+.2f},{hi:+.2f}]")
-        lines.append(f"{'Δ vs ' + ranker:<14}" + "".join(f"{c:>22}" for c in cells))
-    return "\n".join(lines)
+Rows = Sequence[Mapping[str, float | None]]  # one per commit: metric -> value (None: not defined for it)
+Interval = Callable[[list[list[float]]], tuple[float, float, float]]  # per group's values -> mean, 95% CI
 
 
-def repository_weighted_report(
-    per_repo: Mapping[str, Mapping[str, Sequence[Mapping[str, float | None]]]], reference: str
-) -> str:
-    """Like `report`, but each repository weighs the same (the mean of the repositories' means, intervals
-    from a bootstrap within each repository), so one repository with many commits does not set the figure."""
-    rankers = [r for r in next(iter(per_repo.values())) if all(r in res for res in per_repo.values())]
-    lines = [f"{'ranker':<14}" + "".join(f"{m:>22}" for m in METRICS)]
+def _ranker_table(groups: Sequence[Mapping[str, Rows]], reference: str, interval: Interval) -> str:
+    """Every ranker's mean [95% CI] per metric, then the paired difference reference - each other ranker, over
+    `groups` (each: ranker -> its commits' rows, aligned across rankers) summarised by `interval`."""
+    rankers = [r for r in groups[0] if all(r in g for g in groups)]
 
-    def cell(groups: list[list[float]], sign: str) -> str:
-        mean, lo, hi = group_means_interval(groups, BOOTSTRAP_SAMPLES, np.random.default_rng(15))
+    def cell(values: list[list[float]], sign: str) -> str:
+        mean, lo, hi = interval(values)
         return f"{mean:{sign}.3f} [{lo:{sign}.2f},{hi:{sign}.2f}]"
 
+    lines = [f"{'ranker':<14}" + "".join(f"{m:>22}" for m in METRICS)]
     for ranker in rankers:
         cells = [
-            cell([[float(r[m]) for r in res[ranker] if r[m] is not None] for res in per_repo.values()], "")
-            for m in METRICS
+            cell([[float(r[m]) for r in g[ranker] if r[m] is not None] for g in groups], "") for m in METRICS
         ]
         lines.append(f"{ranker:<14}" + "".join(f"{c:>22}" for c in cells))
     for ranker in rankers:
@@ -337,17 +314,36 @@ def repository_weighted_report(
             continue
         cells = []
         for m in METRICS:
-            groups = [
+            diffs = [
                 [
                     float(a[m]) - float(b[m])
-                    for a, b in zip(res[reference], res[ranker], strict=True)
+                    for a, b in zip(g[reference], g[ranker], strict=True)
                     if a[m] is not None and b[m] is not None
-                ]
-                for res in per_repo.values()
+                ]  # fmt: skip
+                for g in groups
             ]
-            cells.append(cell(groups, "+"))
+            cells.append(cell(diffs, "+"))
         lines.append(f"{'Δ vs ' + ranker:<14}" + "".join(f"{c:>22}" for c in cells))
     return "\n".join(lines)
+
+
+def report(results: Mapping[str, Rows], reference: str) -> str:
+    """A table of every ranker (mean [95% CI] over commits) and the paired difference reference - each other."""
+
+    def pooled(values: list[list[float]]) -> tuple[float, float, float]:
+        return (mean_of(values[0]), *bootstrap(values[0]))
+
+    return _ranker_table([results], reference, pooled)
+
+
+def repository_weighted_report(per_repo: Mapping[str, Mapping[str, Rows]], reference: str) -> str:
+    """Like `report`, but each repository weighs the same (the mean of the repositories' means, intervals
+    from a bootstrap within each repository), so one repository with many commits does not set the figure."""
+
+    def weighted(values: list[list[float]]) -> tuple[float, float, float]:
+        return group_means_interval(values, BOOTSTRAP_SAMPLES, np.random.default_rng(15))
+
+    return _ranker_table(list(per_repo.values()), reference, weighted)
 
 
 # --- baselines (plain scripts over source-only chunks) ----------------------------------------------
