@@ -77,6 +77,7 @@ Final line: JSON {"bench": "quality", "figures": [...]}.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import os
@@ -406,6 +407,22 @@ class VectorCache:
         tmp = self.path.with_suffix(".tmp.npz")
         np.savez(tmp, texts=np.array(texts), vectors=np.vstack([self.vectors[t] for t in texts]))
         os.replace(tmp, self.path)
+
+
+def selection_cache() -> VectorCache:
+    """Vectors by the selection model (lamina/runtime/selection_model.py): what graphd reads the roots,
+    their facets, the task and its intents with."""
+    from lamina.runtime.selection_model import load_selection_embedder
+
+    return VectorCache(load_selection_embedder(threads=2))
+
+
+@functools.cache
+def code_cache() -> VectorCache:
+    """Vectors by the installed runtime's model: what graphd embeds code chunks and localizes with."""
+    from lamina.runtime.embedder import load_embedder
+
+    return VectorCache(load_embedder(threads=2))
 
 
 def late_index(index: RootIndex, cache: VectorCache) -> LateIndex | None:
@@ -950,9 +967,7 @@ def main() -> None:
         parser.error(
             "--held-out-only decides no calibration graph: not with --calibrate or --calibration-only"
         )
-    from lamina.runtime.embedder import load_embedder
-
-    cache = VectorCache(load_embedder(threads=2))
+    cache = selection_cache()
     calibration_names, held_out_names = SPLITS[args.split]
     have_lettings = (args.lettings / "tasks.jsonl").exists()
     if not have_lettings:
@@ -994,7 +1009,7 @@ def main() -> None:
         )
         if g.repo is not None and any(t.files for t in g.tasks) and not (args.quick or args.no_recall):
             recall, n = file_recall(
-                g, cache
+                g, code_cache()
             )  # graphs without expected files (transit, …) have nothing to recall
             print(f"  file Recall@10 of sources over {n} tasks with expected files: {recall:.3f}")
             figures.append(
@@ -1027,6 +1042,8 @@ def main() -> None:
     if args.misses:
         misses(calibration if args.misses == "calibration" else graphs, cache, th, print)
     cache.save()
+    if code_cache.cache_info().currsize:
+        code_cache().save()
     print(json.dumps({"bench": "quality", "figures": figures}))
 
 

@@ -161,9 +161,8 @@ def selection_rows(graph_names: Sequence[str], encoder: CrossEncoder, top: int) 
     the task and of each intent against those roots (the better of document and best facet)."""
     from bench import quality as q
     from lamina.retrieval.selection import Thresholds, rank_roots
-    from lamina.runtime.embedder import load_embedder
 
-    cache = q.VectorCache(load_embedder(threads=2))
+    cache = q.selection_cache()
     rows = []
     for g in q.load_graphs(graph_names, cache, q.default_lettings()):
         position = {r.workflow: i for i, r in enumerate(g.index.roots)}

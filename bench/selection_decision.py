@@ -424,9 +424,7 @@ def main() -> None:
     parser.add_argument("--grid-weights", type=float, nargs="+", default=[1.0, 2.0, 3.0, 5.0, 8.0])
     parser.add_argument("--grid-floors", type=float, nargs="+", default=[0.0, 0.3, 0.45, 0.55, 0.65])
     args = parser.parse_args()
-    from lamina.runtime.embedder import load_embedder
-
-    cache = quality.VectorCache(load_embedder(threads=2))
+    cache = quality.selection_cache()
     rows = rows_of(args.split, cache)
     folds = pair_folds(rows, args.pair_c)  # per graph, fitted without it: for both runs below
     x = features_with_pairs(rows, folds)  # each row's pair scores from its own fold, for every fit below

@@ -499,9 +499,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.check == "synonyms" and (args.wordnet is None or not (args.wordnet / "index.verb").is_file()):
         parser.error("synonyms needs --wordnet DIR, a folder holding WordNet's index.verb, data.verb, …")
-    from lamina.runtime.embedder import load_embedder
-
-    cache = quality.VectorCache(load_embedder(threads=2))
+    cache = quality.selection_cache()
     graphs = quality.load_graphs(quality.SPLITS[args.split][0], cache, quality.default_lettings())
     if args.check == "synonyms":
         cmd_synonyms(graphs, cache, args.wordnet)

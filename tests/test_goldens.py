@@ -41,13 +41,17 @@ PROBE_TEXTS = (
 
 
 def model_fingerprint(home: Path) -> str:
-    """A digest of the installed model's vectors for PROBE_TEXTS on this machine (bit-exact)."""
+    """A digest of the vectors the installed (code) model and the selection model give PROBE_TEXTS on this
+    machine (bit-exact)."""
     from blake3 import blake3
 
     from lamina.runtime.embedder import load_embedder
+    from lamina.runtime.selection_model import load_selection_embedder
 
-    vectors = np.ascontiguousarray(load_embedder(home=home).embed(list(PROBE_TEXTS)), dtype=np.float32)
-    return blake3(vectors.tobytes()).hexdigest()[:16]
+    digest = blake3()
+    for model in (load_embedder(home=home), load_selection_embedder()):
+        digest.update(np.ascontiguousarray(model.embed(list(PROBE_TEXTS)), dtype=np.float32).tobytes())
+    return digest.hexdigest()[:16]
 
 
 def decisions(rendered: str) -> list[str]:

@@ -111,46 +111,51 @@ class _CountingEmbedder:
         )
 
 
-def test_graphd_builds_the_roots_token_states_once_per_model_and_texts() -> None:
+def test_graphd_builds_the_roots_vectors_and_token_states_once_per_model_and_texts() -> None:
     from types import SimpleNamespace
 
     from lamina.retrieval.service import WARM_GENERATIONS, RetrievalService
 
-    service = RetrievalService(None, None, threads=1)  # type: ignore[arg-type]  # only the late index is used
+    service = RetrievalService(None, None, threads=1)  # type: ignore[arg-type]  # only the root vectors are used
     texts = (("refund order", "refund a paid order"), ("ship order", "ship a parcel"), ("ship order",))
     model = _CountingEmbedder("m1")
-    first = service._late_index(SimpleNamespace(root_texts=texts), model)
-    assert first is not None and first.n_roots == 3
+    first = service._root_vectors_of(SimpleNamespace(root_texts=texts), model)  # type: ignore[arg-type]
+    assert first is not None and first.late is not None and first.late.n_roots == 3
+    assert first.matrix.shape == (3, 4) and first.facets is not None and first.facets.owner.tolist() == [0, 1]
     assert sorted(model.calls) == sorted({t for root in texts for t in root})  # each distinct text once
-    assert service.late_index_bytes() == first.matrix.nbytes
+    assert service.late_index_bytes() == first.late.matrix.nbytes
     # a new generation with the same product graph (a code edit, a branch switch): nothing is embedded
-    assert service._late_index(SimpleNamespace(root_texts=texts), model) is first
+    assert service._root_vectors_of(SimpleNamespace(root_texts=texts), model) is first  # type: ignore[arg-type]
     assert len(model.calls) == 4
-    # another model, or other texts: built again; at most WARM_GENERATIONS indexes are held
-    assert service._late_index(SimpleNamespace(root_texts=texts), _CountingEmbedder("m2")) is not first
+    # another model, or other texts: built again; at most WARM_GENERATIONS are held
+    other = service._root_vectors_of(SimpleNamespace(root_texts=texts), _CountingEmbedder("m2"))  # type: ignore[arg-type]
+    assert other is not first
     for n in range(WARM_GENERATIONS + 1):
-        service._late_index(SimpleNamespace(root_texts=((f"root {n}",),)), model)
-    assert len(service._late_indexes) == WARM_GENERATIONS
+        service._root_vectors_of(SimpleNamespace(root_texts=((f"root {n}",),)), model)  # type: ignore[arg-type]
+    assert len(service._root_vectors) == WARM_GENERATIONS
     held = service.late_index_bytes()
     service.forget_all()  # graphd going dormant keeps them: rebuilding costs model time on waking
     assert service.late_index_bytes() == held > 0
 
 
-def test_graphd_warms_the_late_index_after_a_build_only_when_the_model_is_loaded(
+def test_graphd_warms_the_root_vectors_after_a_build_only_when_a_model_is_loaded(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from types import SimpleNamespace
 
     from lamina.retrieval.service import RetrievalService
 
-    service = RetrievalService(None, None, threads=1)  # type: ignore[arg-type]  # only the late index is used
+    service = RetrievalService(None, None, threads=1)  # type: ignore[arg-type]  # only the root vectors are used
     service._states["main"] = SimpleNamespace(root_texts=(("refund order",), ("ship order",)))  # type: ignore[assignment]
-    model = _CountingEmbedder("m1")
-    monkeypatch.setattr(service, "_query_embedder", lambda state: (model, None))
+    code_model, selection_model = _CountingEmbedder("code"), _CountingEmbedder("selection")
+    monkeypatch.setattr(service, "_query_embedder", lambda state: (code_model, None))
+    monkeypatch.setattr(service, "selection_embedder", lambda: selection_model)
     service.warm_late_index("main")  # no model loaded: a build that only indexes must not load one
-    assert model.calls == [] and service.late_index_bytes() == 0
-    service._embedder = model
+    assert selection_model.calls == [] and service.late_index_bytes() == 0
+    service._embedder = code_model
     service.warm_late_index("main")
-    assert sorted(model.calls) == ["refund order", "ship order"] and service.late_index_bytes() > 0
+    # the roots are read by the selection model, never by the code model
+    assert sorted(selection_model.calls) == ["refund order", "ship order"] and code_model.calls == []
+    assert service.late_index_bytes() > 0
     service.warm_late_index("elsewhere")  # an identity without a ranking state: nothing
-    assert len(model.calls) == 2
+    assert len(selection_model.calls) == 2

@@ -186,9 +186,8 @@ def test_graphd_selects_exactly_what_the_quality_bench_measures(shop: Path, tmp_
     """graphd (embedding the task and each intent) and bench/quality.py (in process) give the same selection
     for every extra shop task, compound ones included, so the bench's figures are what users get."""
     from bench import quality
-    from lamina.runtime.embedder import load_embedder
 
-    cache = quality.VectorCache(load_embedder(threads=2))
+    cache = quality.selection_cache()
     cache.path = tmp_path / "vectors.npz"
     graph = quality.load_graphs(["shop"], cache, tmp_path)[0]
     extra = [t for t in graph.tasks if t.category in ("compound", "single_and")]

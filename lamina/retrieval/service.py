@@ -30,7 +30,6 @@ from lamina.retrieval.bm25 import (
     take_rows,
 )
 from lamina.retrieval.intents import selection_texts
-from lamina.retrieval.late import LateIndex
 from lamina.retrieval.localization import (
     CHUNK_FIELDS,
     ChunkCorpus,
@@ -39,6 +38,7 @@ from lamina.retrieval.localization import (
     localize_all,
 )
 from lamina.retrieval.readers import IndexReader, ProductReader
+from lamina.retrieval.root_vectors import RootVectors, root_vectors
 from lamina.retrieval.selection import (
     Facet,
     FacetIndex,
@@ -49,7 +49,6 @@ from lamina.retrieval.selection import (
     root_doc_from_meta,
     select_for_task,
 )
-from lamina.runtime.embedder import TokenStates
 
 log = logging.getLogger("lamina.graphd")
 
@@ -332,16 +331,17 @@ class RetrievalService:
         self._states: OrderedDict[str, GenerationState] = OrderedDict()
         self._cache = VersionCache()
         self._embedder: Any = None
+        self._selection_embedder: Any = None  # the selection model (lamina/runtime/selection_model.py)
         self._embedder_lock = threading.Lock()
-        # (model digest, the roots' texts) -> their late-interaction index, most recently used last
-        self._late_indexes: OrderedDict[tuple[str, tuple[tuple[str, ...], ...]], LateIndex | None] = (
-            OrderedDict()
-        )
-        self._late_lock = threading.Lock()
+        # (selection model digest, the roots' texts) -> their vectors and late-interaction index, most
+        # recently used last
+        self._root_vectors: OrderedDict[tuple[str, tuple[tuple[str, ...], ...]], RootVectors] = OrderedDict()
+        self._root_vectors_lock = threading.Lock()
         # onnxruntime intra-op threads: the repository's [runtime].threads (at start, then each hosted
         # build's configuration). The vectors do not depend on it (one text per call, docs/runtime.md).
         self.threads = threads
         self._embedder_threads = threads
+        self._selection_embedder_threads = threads
         self.model_used = time.monotonic()  # when the model was last asked for (graphd unloads it when idle)
 
     def forget(self) -> None:
@@ -349,8 +349,8 @@ class RetrievalService:
 
     def forget_all(self) -> None:
         """Drop the ranking states and every cached version (graphd going dormant; both reload on use).
-        The roots' late-interaction indexes stay: a few MB (6.7 for the shop's 27 roots) that would cost
-        0.7-2 s of model time to build again on the first `prepare` after waking."""
+        The roots' vectors and late-interaction indexes stay: a few MB (6.7 for the shop's 27 roots) that
+        would cost 0.7-2 s of model time to build again on the first `prepare` after waking."""
         self._states.clear()
         self._cache = VersionCache()
 
@@ -403,8 +403,8 @@ class RetrievalService:
 
     def late_index_bytes(self) -> int:
         """The bytes of the roots' late-interaction indexes held (graphd's `ping` reports it)."""
-        with self._late_lock:
-            return sum(i.matrix.nbytes for i in self._late_indexes.values() if i is not None)
+        with self._root_vectors_lock:
+            return sum(v.late.matrix.nbytes for v in self._root_vectors.values() if v.late is not None)
 
     def _compact(self, loading: Sequence[str] = ()) -> None:
         """Compact the cache to the versions of the warm states (and of a generation being loaded), and
@@ -440,15 +440,28 @@ class RetrievalService:
                 self._embedder_threads = self.threads
             return self._embedder
 
+    def selection_embedder(self) -> Any:
+        """The selection model with `self.threads` intra-op threads, loaded (verified) on first use and kept
+        until release_model; raises LAMINA_RETRIEVAL_INTEGRITY when its shipped files are damaged."""
+        with self._embedder_lock:
+            self.model_used = time.monotonic()
+            if self._selection_embedder is None or self._selection_embedder_threads != self.threads:
+                from lamina.runtime.selection_model import load_selection_embedder
+
+                self._selection_embedder = load_selection_embedder(threads=self.threads)
+                self._selection_embedder_threads = self.threads
+            return self._selection_embedder
+
     @property
     def model_loaded(self) -> bool:
         return self._embedder is not None
 
     def release_model(self) -> bool:
-        """Drop the loaded model (the next embedding loads it again, verified, with the same vectors bit
-        for bit); a build or query still holding it keeps its own reference. True when one was loaded."""
+        """Drop the loaded models (the next embedding loads them again, verified, with the same vectors bit
+        for bit); a build or query still holding one keeps its own reference. True when one was loaded."""
         with self._embedder_lock:
-            loaded, self._embedder = self._embedder is not None, None
+            loaded = self._embedder is not None or self._selection_embedder is not None
+            self._embedder = self._selection_embedder = None
         return loaded
 
     @property
@@ -496,55 +509,48 @@ class RetrievalService:
             )
         return embedder, None
 
-    def _late_index(self, state: GenerationState, embedder: Any) -> LateIndex | None:
-        """The roots' late-interaction index (lamina/retrieval/late.py), built from their texts' token
-        states on first use and kept per (model, texts): a new generation whose product graph did not
-        change (a code edit, a branch switch) reuses it; each text is run alone, so it is the same index
-        whoever builds it."""
+    def _root_vectors_of(self, state: GenerationState, embedder: Any) -> RootVectors | None:
+        """The roots' vectors and late-interaction index by the selection model (root_vectors.py), built
+        from their texts on first use and kept per (model, texts): a new generation whose product graph did
+        not change (a code edit, a branch switch) reuses them; each text is run alone, so they are the same
+        whoever builds them. None for a graph without roots."""
+        if not state.root_texts:
+            return None
         key = (embedder.info.model_digest, state.root_texts)
-        with self._late_lock:
-            if key not in self._late_indexes:
-                self._late_indexes[key] = late.index_of_texts(
-                    state.root_texts, lambda text: embedder.embed_with_states(text)[1]
+        with self._root_vectors_lock:
+            if key not in self._root_vectors:
+                self._root_vectors[key] = root_vectors(
+                    state.root_texts, lambda text: embedder.embed([text])[0], embedder.embed_with_states
                 )
-                while len(self._late_indexes) > WARM_GENERATIONS:
-                    self._late_indexes.popitem(last=False)
-            self._late_indexes.move_to_end(key)
-            return self._late_indexes[key]
+                while len(self._root_vectors) > WARM_GENERATIONS:
+                    self._root_vectors.popitem(last=False)
+            self._root_vectors.move_to_end(key)
+            return self._root_vectors[key]
 
     @staticmethod
     def _intent_vectors(task: str, qvec: np.ndarray, embedder: Any) -> dict[str, np.ndarray]:
         """The embedding of every text selection reads for the task (the task, then each intent), by the
-        model that embedded the task (prepare has already checked it against the generation)."""
+        selection model that embedded the task."""
         vectors = {task: qvec}
         for text in selection_texts(task)[1:]:
             vectors[text] = embedder.embed([text])[0]
         return vectors
 
     def warm_late_index(self, identity: str) -> None:
-        """Build the late-interaction index of `identity`'s ranking state ahead of its first `prepare`
-        (graphd calls it after activating a generation). Only with the model already loaded (a build that
-        only indexes must not load it), and only when late interaction applies."""
+        """Compute the roots' vectors (and late-interaction index) of `identity`'s ranking state by the
+        selection model ahead of its first `prepare` (graphd calls it after activating a generation). Only
+        with a model already loaded (a build that only indexes must not load one)."""
         state = self._states.get(identity)
-        if state is None or not self.model_loaded or not late.applies(len(state.root_texts)):
+        if state is None or not self.model_loaded:
             return
         embedder, _error = self._query_embedder(state)
         if embedder is not None:
-            self._late_index(state, embedder)
-
-    def _task_late_scores(
-        self, state: GenerationState, embedder: Any, task_states: TokenStates | None
-    ) -> np.ndarray | None:
-        """The task's late-interaction score per root, or None (no model, or late.applies says no)."""
-        if embedder is None or task_states is None or not late.applies(len(state.root_texts)):
-            return None
-        index = self._late_index(state, embedder)
-        return None if index is None else late.late_scores(index, task_states)
+            self._root_vectors_of(state, self.selection_embedder())
 
     def prepare(self, identity: str, task: str, workflow: str | None, fresh: bool | None) -> dict[str, Any]:
         state = self.state(identity)
         embedder, dense_error = self._query_embedder(state)
-        qvec, task_states = (None, None) if embedder is None else embedder.embed_with_states(task)
+        qvec = None if embedder is None else embedder.embed([task])[0]
         if qvec is None and state.root_matrix is not None and dense_error is None:
             dense_error = LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "dense retrieval is unavailable")
         if workflow is not None:
@@ -563,17 +569,7 @@ class RetrievalService:
                     f"automatic Workflow selection needs dense retrieval, which is unavailable: {dense_error.message}",
                     dense_error.effective_hint + " Or name the workflow with --workflow <id> (lexical only).",
                 )
-            selection = select_for_task(
-                task,
-                state.roots,
-                state.root_bm25,
-                state.root_matrix,
-                qvec,
-                intent_vectors=self._intent_vectors(task, qvec, embedder),
-                facets=state.root_facets,
-                lexicon=state.root_lexicon,
-                late=self._task_late_scores(state, embedder, task_states),
-            )
+            selection = self._select(state, task)
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
         sources, related = localize_all(state.chunks, task, qvec)
@@ -589,6 +585,26 @@ class RetrievalService:
             closure=closure,
             sources=sources,
             related=related,
+        )
+
+    def _select(self, state: GenerationState, task: str) -> Selection:
+        """Automatic selection: the task, its intents and the roots read by the selection model."""
+        reader = self.selection_embedder()
+        vectors = self._root_vectors_of(state, reader)
+        task_vector, task_states = reader.embed_with_states(task)
+        late_scores = None
+        if vectors is not None and vectors.late is not None:
+            late_scores = late.late_scores(vectors.late, task_states)
+        return select_for_task(
+            task,
+            state.roots,
+            state.root_bm25,
+            None if vectors is None else vectors.matrix,
+            task_vector,
+            intent_vectors=self._intent_vectors(task, task_vector, reader),
+            facets=None if vectors is None else vectors.facets,
+            lexicon=state.root_lexicon,
+            late=late_scores,
         )
 
     def search(self, identity: str, text: str, ranker: str = "hybrid") -> dict[str, Any]:

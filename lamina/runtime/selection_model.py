@@ -1,0 +1,61 @@
+"""The selection model: the sentence model that reads tasks against a product graph's roots.
+
+Code chunks are embedded by the installed runtime's model (lamina.runtime.embedder); Workflow selection reads
+the task, its intents and the roots' documents and facets with a model of its own: all-MiniLM-L6-v2
+fine-tuned on labelled product graphs (bench/selection_finetune.py; lamina/constants.py SELECTION_MODEL_*
+says on which graphs and what it measured). Its weights ship inside the package (lamina/runtime/selection/,
+dynamic INT8 as the runtime's, with the base model's tokenizer): nothing is downloaded, nothing is built at
+install time (training takes ~20 minutes on 2 cores). Both files are checked against their pinned blake3
+digests before the model loads, so a damaged install fails closed with LAMINA_RETRIEVAL_INTEGRITY.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lamina import constants
+from lamina.errors import integrity_error
+from lamina.runtime.asset import blake3_file
+from lamina.runtime.embedder import Embedder
+from lamina.runtime.encoder import OnnxEncoder, check_output_dimension
+from lamina.runtime.info import RuntimeInfo
+from lamina.runtime.paths import MODEL_FILE, TOKENIZER_FILE
+
+SELECTION_MODEL_DIR = Path(__file__).resolve().parent / "selection"
+
+
+def check_selection_files(directory: Path = SELECTION_MODEL_DIR) -> None:
+    """Each shipped file exists and has its pinned digest (raises LAMINA_RETRIEVAL_INTEGRITY otherwise)."""
+    pinned = {
+        MODEL_FILE: constants.SELECTION_MODEL_BLAKE3,
+        TOKENIZER_FILE: constants.SELECTION_TOKENIZER_BLAKE3,
+    }
+    for name, digest in pinned.items():
+        path = directory / name
+        if not path.is_file():
+            raise integrity_error(f"the selection model's {path} is missing")
+        if blake3_file(path) != digest:
+            raise integrity_error(f"the selection model's {path} does not match its pinned digest")
+
+
+def load_selection_embedder(threads: int = 2, directory: Path = SELECTION_MODEL_DIR) -> Embedder:
+    """The selection model as an Embedder (one text per call: every vector a pure function of its text).
+    `model_digest` is the model file's pinned digest, so caches keyed by it never mix it with the code model."""
+    check_selection_files(directory)
+    info = RuntimeInfo(
+        directory=directory,
+        model_id=constants.SELECTION_MODEL_ID,
+        revision=constants.SELECTION_MODEL_BLAKE3[:12],
+        dimension=constants.SELECTION_MODEL_DIMENSION,
+        max_tokens=constants.EMBED_MAX_TOKENS,
+        model_digest=constants.SELECTION_MODEL_BLAKE3,
+    )
+    encoder = OnnxEncoder.open(
+        directory / MODEL_FILE,
+        directory / TOKENIZER_FILE,
+        max_tokens=constants.EMBED_MAX_TOKENS,
+        threads=threads,
+        batch_size=constants.EMBED_BATCH_SIZE,
+    )
+    check_output_dimension(encoder, directory, constants.SELECTION_MODEL_DIMENSION)
+    return Embedder(info, encoder)
