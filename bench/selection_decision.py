@@ -121,12 +121,14 @@ class Row:
     evidence: DecisionEvidence
 
 
-def rows_of(split: str, cache: quality.VectorCache) -> list[Row]:
+def rows_of(split: str, cache_of: Callable[[str], quality.VectorCache]) -> list[Row]:
+    """The decided tasks of the split's calibration graphs, each graph read by `cache_of(its name)`'s model."""
     calibration, _ = quality.SPLITS[split]
-    graphs = quality.load_graphs(list(calibration), cache, quality.default_lettings())
     rules = replace(Thresholds(), decision={})
     rows = []
-    for g in graphs:
+    for name in calibration:
+        cache = cache_of(name)
+        [g] = quality.load_graphs([name], cache, quality.default_lettings())
         active = [r for r in g.index.roots if r.status == "active"]
         for task in g.tasks:
             if task.category not in DECIDED or task.explicit or exact_matches(task.text, active):
@@ -136,8 +138,30 @@ def rows_of(split: str, cache: quality.VectorCache) -> list[Row]:
             evidence = decision_evidence(whole, intents, g.index.roots, ruled[0])
             if evidence is not None:
                 rows.append(Row(g, task, ruled, quality.correct(task, ruled), evidence))
-    cache.save()
+        cache.save()
     return rows
+
+
+def fold_caches(specs: Sequence[str]) -> Callable[[str], quality.VectorCache]:
+    """`--fold-models`: each `SPLIT=FOLDER` reads the calibration graphs of SPLIT with the selection model in
+    FOLDER (model.onnx and tokenizer.json: an extracted `bench/selection_finetune.py asset` tar), every other
+    graph with the shipped one. Cross-fitting: a model never scores a graph it was trained on."""
+    from lamina.runtime.asset import blake3_file
+    from lamina.runtime.selection_model import open_selection_model
+
+    shipped = quality.selection_cache()
+    by_graph: dict[str, quality.VectorCache] = {}
+    for spec in specs:
+        split, _, folder = spec.partition("=")
+        if split not in quality.SPLITS or not (Path(folder) / "model.onnx").is_file():
+            raise SystemExit(f"--fold-models {spec!r}: want SPLIT=FOLDER, FOLDER holding model.onnx")
+        digest = blake3_file(Path(folder) / "model.onnx")
+        cache = quality.VectorCache(open_selection_model(Path(folder), digest, f"fold {split}"))
+        for name in quality.SPLITS[split][0]:
+            if name in by_graph:
+                raise SystemExit(f"--fold-models: graph {name} is in two folds")
+            by_graph[name] = cache
+    return lambda name: by_graph.get(name, shipped)
 
 
 def fit(
@@ -421,11 +445,17 @@ def main() -> None:
         action="store_true",
         help="only print leave one graph out for every --grid-weights x --grid-floors (right per brief)",
     )
+    parser.add_argument(
+        "--fold-models",
+        nargs="+",
+        default=[],
+        metavar="SPLIT=FOLDER",
+        help="cross-fitting: read SPLIT's calibration graphs with the selection model in FOLDER",
+    )
     parser.add_argument("--grid-weights", type=float, nargs="+", default=[1.0, 2.0, 3.0, 5.0, 8.0])
     parser.add_argument("--grid-floors", type=float, nargs="+", default=[0.0, 0.3, 0.45, 0.55, 0.65])
     args = parser.parse_args()
-    cache = quality.selection_cache()
-    rows = rows_of(args.split, cache)
+    rows = rows_of(args.split, fold_caches(args.fold_models))
     folds = pair_folds(rows, args.pair_c)  # per graph, fitted without it: for both runs below
     x = features_with_pairs(rows, folds)  # each row's pair scores from its own fold, for every fit below
     if args.grid:

@@ -259,3 +259,46 @@ def test_paired_differences_match_tasks_by_graph_and_id() -> None:
     assert pooled["held out"][1:4] == (2, 0, 2) and pooled["all"][1:4] == (3, 1, 3)
     only_held = {row[0] for row in quality.paired_differences(roles[1:], fixed_two[1:])}
     assert only_held == {"h", "k", "all"}  # nothing to tell apart: no "held out" line
+
+
+def test_cross_fitting_folds_cover_the_calibration_graphs_once() -> None:
+    folds = [
+        quality.SPLITS["ninetyfive-dev"][0],
+        *(quality.SPLITS[f"hundred-fold{k}"][0] for k in range(1, 5)),
+    ]
+    names = [n for fold in folds for n in fold]
+    assert sorted(names) == sorted(quality.SPLITS["hundred-five"][0])  # each calibration graph in one fold
+
+
+def test_fold_models_read_each_graph_with_its_folds_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--fold-models routes a fold's graphs to the model trained without them, every other graph to the
+    shipped model, and refuses a malformed spec or a graph in two folds."""
+    from types import SimpleNamespace
+
+    import lamina.runtime.selection_model as selection_model
+    from bench import selection_decision
+
+    def opened(directory: Path, digest: str, model_id: str, threads: int = 2) -> object:
+        return SimpleNamespace(info=SimpleNamespace(model_digest=digest), folder=directory)
+
+    monkeypatch.setattr(selection_model, "open_selection_model", opened)
+    shipped = _cache(tmp_path)
+    monkeypatch.setattr(quality, "selection_cache", lambda: shipped)
+    for k in (1, 2):
+        (tmp_path / f"m{k}").mkdir()
+        (tmp_path / f"m{k}" / "model.onnx").write_bytes(f"model {k}".encode())
+    cache_of = selection_decision.fold_caches(
+        [f"hundred-fold1={tmp_path / 'm1'}", f"hundred-fold2={tmp_path / 'm2'}"]
+    )
+    first, second = quality.SPLITS["hundred-fold1"][0][0], quality.SPLITS["hundred-fold2"][0][0]
+    assert cache_of(first).embedder.folder == tmp_path / "m1"
+    assert cache_of(second).embedder.folder == tmp_path / "m2"
+    assert cache_of("lettings") is shipped  # ninetyfive-dev: the shipped model never trained on it
+    with pytest.raises(SystemExit, match="two folds"):
+        selection_decision.fold_caches(
+            [f"hundred-fold1={tmp_path / 'm1'}", f"hundred-fold1={tmp_path / 'm2'}"]
+        )
+    with pytest.raises(SystemExit, match="SPLIT=FOLDER"):
+        selection_decision.fold_caches([f"hundred-fold1={tmp_path / 'absent'}"])

@@ -42,13 +42,22 @@ def load_selection_embedder(threads: int = 2, directory: Path = SELECTION_MODEL_
     """The selection model as an Embedder (one text per call: every vector a pure function of its text).
     `model_digest` is the model file's pinned digest, so caches keyed by it never mix it with the code model."""
     check_selection_files(directory)
+    return open_selection_model(
+        directory, constants.SELECTION_MODEL_BLAKE3, constants.SELECTION_MODEL_ID, threads
+    )
+
+
+def open_selection_model(directory: Path, model_digest: str, model_id: str, threads: int = 2) -> Embedder:
+    """A folder holding a selection model (model.onnx, tokenizer.json) as an Embedder, without the pin check:
+    the product calls it through load_selection_embedder; benches open models they trained themselves
+    (bench/selection_decision.py --fold-models), named by their own digest."""
     info = RuntimeInfo(
         directory=directory,
-        model_id=constants.SELECTION_MODEL_ID,
-        revision=constants.SELECTION_MODEL_BLAKE3[:12],
+        model_id=model_id,
+        revision=model_digest[:12],
         dimension=constants.SELECTION_MODEL_DIMENSION,
         max_tokens=constants.EMBED_MAX_TOKENS,
-        model_digest=constants.SELECTION_MODEL_BLAKE3,
+        model_digest=model_digest,
     )
     encoder = OnnxEncoder.open(
         directory / MODEL_FILE,
