@@ -1,4 +1,6 @@
-"""Fine-tune the sentence model on product graphs for Workflow selection: a measurement (session 26).
+"""Fine-tune the sentence model on product graphs for Workflow selection (session 26; the product's selection
+model since session 27: lamina/runtime/selection/ holds this bench's model trained with `train --split
+ninetyfive-five --exclude ninetyfive-dev`, exported by `asset`, pinned in lamina/constants.py SELECTION_MODEL_*).
 
 No installable model reads a request better than all-MiniLM-L6-v2 here (issue 15's list; sessions 16 and 18),
 but the graphs in bench/quality_data are labelled data: each task names the roots it belongs to, and each
@@ -11,8 +13,12 @@ Run (LAMINA_HOME with the development runtime installed for `decision`):
       --out /tmp/ft/model                                    # ~17 min on 2 cores (79 graphs, 2 epochs)
   .venv/bin/python bench/selection_finetune.py rank base /tmp/ft/model --split ninetyfive-dev
   .venv/bin/python bench/selection_finetune.py asset /tmp/ft/model /tmp/ft/asset.tar
-  LAMINA_HOME=/tmp/lh-ft .venv/bin/lamina runtime install /tmp/ft/asset.tar
-  LAMINA_HOME=/tmp/lh-ft .venv/bin/python bench/selection_decision.py --split ninetyfive-dev   # vs /tmp/lh
+  mkdir /tmp/ft/folder && tar xf /tmp/ft/asset.tar -C /tmp/ft/folder    # model.onnx, tokenizer.json
+  LAMINA_HOME=/tmp/lh .venv/bin/python bench/selection_decision.py --split ninetyfive-dev \
+      --fold-models ninetyfive-dev=/tmp/ft/folder       # the decision with that model (default: the shipped one)
+  # to ship a model: copy the folder's model.onnx and tokenizer.json into lamina/runtime/selection/ and pin
+  # their blake3 digests (SELECTION_MODEL_BLAKE3, SELECTION_TOKENIZER_BLAKE3); to cross-fit the decision, train
+  # one model per fold (`--exclude hundred-foldN`) and give each fold's folder to --fold-models
 
 Training: one step per graph, listwise: a sample of its labelled tasks (paraphrase, exact single, compound and
 exact multi: every labelled root is a positive) and of its facets (the facet's own root) against all of the
