@@ -3,7 +3,17 @@
 Run: LAMINA_HOME=… .venv/bin/python bench/selection_decision.py [--split eighty-five] [--c 0.1]
                                                    [--pair-c 0.1] [--floor 0.3] [--second-brief-weight 3]
                                                    [--predictions FILE] [--grid [--grid-weights W …]
-                                                   [--grid-floors F …]]
+                                                   [--grid-floors F …]] [--fold-models SPLIT=FOLDER …]
+
+Every graph is read by the selection model (lamina/runtime/selection_model.py), the shipped one unless
+--fold-models names another for the graphs of a split (cross-fitting: a model never scores the graphs it was
+trained on; bench/selection_finetune.py trains one per fold). Session 27 (2026-12-06), split hundred-five with its
+four folds (`--fold-models hundred-fold1=F1 … hundred-fold4=F4`, ninetyfive-dev's 16 graphs read by the shipped
+model, which never trained on them), 7470 decided tasks of 100 graphs: rules 4868, learned 5261, +0.053 [+0.045,
++0.061] (694 fixed, 301 broken); the constants it prints are the product's. On ninetyfive-dev this fit decides 837
+of 1195 where a fit on those 16 graphs alone decided 819 (+0.015 [+0.002, +0.029]). Held out, frozen, on five unread
+graphs (apiary, marquee, framer, observatory, foodbank) against the session start: 358 -> 370 of 500, +0.024
+[+0.002, +0.046] (docs/evaluation.md, "Session 27").
 
 For every task of the split's calibration graphs that names no root and is not explicit (paraphrase,
 compound, vague, absent, single-and), the rules decide (`selection.decide_by_rules`, every threshold of
