@@ -150,12 +150,12 @@ def test_graphd_warms_the_root_vectors_after_a_build_only_when_a_model_is_loaded
     code_model, selection_model = _CountingEmbedder("code"), _CountingEmbedder("selection")
     monkeypatch.setattr(service, "_query_embedder", lambda state: (code_model, None))
     monkeypatch.setattr(service, "selection_embedder", lambda: selection_model)
-    service.warm_late_index("main")  # no model loaded: a build that only indexes must not load one
+    service.warm_root_vectors("main")  # no model loaded: a build that only indexes must not load one
     assert selection_model.calls == [] and service.late_index_bytes() == 0
     service._embedder = code_model
-    service.warm_late_index("main")
+    service.warm_root_vectors("main")
     # the roots are read by the selection model, never by the code model
     assert sorted(selection_model.calls) == ["refund order", "ship order"] and code_model.calls == []
     assert service.late_index_bytes() > 0
-    service.warm_late_index("elsewhere")  # an identity without a ranking state: nothing
+    service.warm_root_vectors("elsewhere")  # an identity without a ranking state: nothing
     assert len(selection_model.calls) == 2

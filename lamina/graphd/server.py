@@ -571,10 +571,10 @@ class GraphDaemon:
             except Exception:  # the query will meet (and report) the same problem
                 log.exception("preparing the ranking state of %s failed", identity)
                 return
-        try:  # the roots' token states need the model, not the databases: built outside their lock
-            self.retrieval.warm_late_index(identity)
+        try:  # the roots' vectors need the selection model, not the databases: computed outside their lock
+            self.retrieval.warm_root_vectors(identity)
         except Exception:  # the query will meet (and report) the same problem
-            log.exception("preparing the late-interaction index of %s failed", identity)
+            log.exception("preparing the roots' vectors of %s failed", identity)
 
     def op_gen_fail(self, header: dict[str, Any], payload: bytes) -> Reply:
         self.index.fail(_require(header, "generation", str), str(header.get("reason", "failed")))

@@ -536,7 +536,7 @@ class RetrievalService:
             vectors[text] = embedder.embed([text])[0]
         return vectors
 
-    def warm_late_index(self, identity: str) -> None:
+    def warm_root_vectors(self, identity: str) -> None:
         """Compute the roots' vectors (and late-interaction index) of `identity`'s ranking state by the
         selection model ahead of its first `prepare` (graphd calls it after activating a generation). Only
         with a model already loaded (a build that only indexes must not load one)."""
