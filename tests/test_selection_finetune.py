@@ -7,7 +7,14 @@ import random
 import pytest
 
 from bench import quality
-from bench.selection_finetune import GraphTexts, RootTexts, auc, listwise_loss, training_queries
+from bench.selection_finetune import (
+    GraphTexts,
+    RootTexts,
+    auc,
+    each_positive_loss,
+    listwise_loss,
+    training_queries,
+)
 
 
 def _task(n: int, category: str, workflows: tuple[str, ...]) -> quality.Task:
@@ -55,6 +62,19 @@ def test_listwise_loss_falls_as_the_positive_roots_gain() -> None:
     assert float(high) < float(low)
     assert float(both) < float(high)  # two positives: the softmax mass on either counts
     assert float(listwise_loss(torch, torch.tensor([[5.0, 5.0]]), [[0, 1]])) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_each_positive_loss_wants_every_labelled_root_up() -> None:
+    torch = pytest.importorskip("torch")
+    single = torch.tensor([[1.0, 2.0, 3.0, 0.0]])
+    # one positive: the same as the listwise loss
+    assert torch.isclose(each_positive_loss(torch, single, [[2]]), listwise_loss(torch, single, [[2]]))
+    one_up = torch.tensor([[8.0, -8.0, 0.0, 0.0]])  # a two-root task with only its first root up
+    both_up = torch.tensor([[8.0, 8.0, 0.0, 0.0]])
+    # the listwise loss barely tells them apart; the per-positive one punishes the root left down
+    assert listwise_loss(torch, one_up, [[0, 1]]) < 0.01
+    assert each_positive_loss(torch, one_up, [[0, 1]]) > 3.0
+    assert each_positive_loss(torch, both_up, [[0, 1]]) < 0.01
 
 
 def test_auc_counts_pairs_and_half_ties() -> None:
