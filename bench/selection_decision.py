@@ -136,8 +136,10 @@ def rows_of(split: str, cache_of: Callable[[str], quality.VectorCache]) -> list[
     calibration, _ = quality.SPLITS[split]
     rules = replace(Thresholds(), decision={})
     rows = []
+    used: dict[int, quality.VectorCache] = {}  # each model's cache, saved once at the end (files of ~170 MB)
     for name in calibration:
         cache = cache_of(name)
+        used[id(cache)] = cache
         [g] = quality.load_graphs([name], cache, quality.default_lettings())
         active = [r for r in g.index.roots if r.status == "active"]
         for task in g.tasks:
@@ -148,6 +150,7 @@ def rows_of(split: str, cache_of: Callable[[str], quality.VectorCache]) -> list[
             evidence = decision_evidence(whole, intents, g.index.roots, ruled[0])
             if evidence is not None:
                 rows.append(Row(g, task, ruled, quality.correct(task, ruled), evidence))
+    for cache in used.values():
         cache.save()
     return rows
 
