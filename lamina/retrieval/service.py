@@ -41,7 +41,6 @@ from lamina.retrieval.readers import IndexReader, ProductReader
 from lamina.retrieval.root_vectors import RootVectors, root_vectors
 from lamina.retrieval.selection import (
     Facet,
-    FacetIndex,
     FacetLexicon,
     RootDoc,
     Selection,
@@ -68,8 +67,9 @@ class GenerationState:
     digest: str
     roots: tuple[RootDoc, ...]
     root_bm25: BM25Index
+    # the roots' vectors as the generation stored them (runtime model): selection reads the selection model's
+    # (root_vectors.py); this says whether the generation was built with a model at all (prepare's dense check)
     root_matrix: np.ndarray | None
-    root_facets: FacetIndex | None
     root_lexicon: FacetLexicon | None
     # per root (in `roots` order): its facets' texts, then its document's (what late interaction matches)
     root_texts: tuple[tuple[str, ...], ...]
@@ -311,7 +311,6 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
         roots=root_index.roots,
         root_bm25=root_index.bm25,
         root_matrix=root_index.matrix,
-        root_facets=root_index.facets,
         root_lexicon=root_index.lexicon,
         root_texts=root_index.texts,
         chunks=cache.corpus(ids),
@@ -544,7 +543,7 @@ class RetrievalService:
         if state is None or not self.model_loaded:
             return
         embedder, _error = self._query_embedder(state)
-        if embedder is not None:
+        if embedder is not None:  # a generation `prepare` can select on (its own check): else nothing to warm
             self._root_vectors_of(state, self.selection_embedder())
 
     def prepare(self, identity: str, task: str, workflow: str | None, fresh: bool | None) -> dict[str, Any]:
