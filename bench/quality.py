@@ -77,7 +77,6 @@ Final line: JSON {"bench": "quality", "figures": [...]}.
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import json
 import os
@@ -434,7 +433,6 @@ def selection_cache() -> VectorCache:
     return VectorCache(load_selection_embedder(threads=2))
 
 
-@functools.cache
 def code_cache() -> VectorCache:
     """Vectors by the installed runtime's model: what graphd embeds code chunks and localizes with."""
     from lamina.runtime.embedder import load_embedder
@@ -1009,6 +1007,7 @@ def main() -> None:
     scores = evaluate(graphs, cache, th, QUICK_TASKS) if args.quick else scores_of(graphs, rows)
     print(f"thresholds: {th}")
     figures = []
+    code: VectorCache | None = None  # the runtime model's vectors, for file recall
     for g in graphs:
         role = "calibration" if g.name in calibration_names else "held out"
         print("\n".join(render(g.name, role, scores[g.name])))
@@ -1027,8 +1026,9 @@ def main() -> None:
             }
         )
         if g.repo is not None and any(t.files for t in g.tasks) and not (args.quick or args.no_recall):
+            code = code or code_cache()  # loaded only when some graph has files to recall
             recall, n = file_recall(
-                g, code_cache()
+                g, code
             )  # graphs without expected files (transit, …) have nothing to recall
             print(f"  file Recall@10 of sources over {n} tasks with expected files: {recall:.3f}")
             figures.append(
@@ -1061,8 +1061,8 @@ def main() -> None:
     if args.misses:
         misses(calibration if args.misses == "calibration" else graphs, cache, th, print)
     cache.save()
-    if code_cache.cache_info().currsize:
-        code_cache().save()
+    if code is not None:
+        code.save()
     print(json.dumps({"bench": "quality", "figures": figures}))
 
 
