@@ -108,9 +108,10 @@ from lamina.retrieval.selection import (  # noqa: E402
     build_root_index,
     exact_matches,
     root_doc_from_meta,
-    select,
+    select_scored,
     task_scores,
 )
+from lamina.retrieval.wording import WordingModel, wording_probabilities  # noqa: E402
 from lamina.runtime.embedder import TokenStates  # noqa: E402
 
 CATEGORIES = ("exact_single", "exact_multi", "explicit", "paraphrase", "compound", "vague", "absent")
@@ -394,8 +395,10 @@ class Graph:
 class VectorCache:
     """Embeddings by text, computed once per text; persisted per model digest so re-runs embed nothing."""
 
-    def __init__(self, embedder: Any) -> None:
+    def __init__(self, embedder: Any, wording_model: WordingModel | None = None) -> None:
         self.embedder = embedder
+        # the wording model fitted on this model's vectors (lamina/retrieval/wording.py), when there is one
+        self.wording_model = wording_model
         digest = str(getattr(getattr(embedder, "info", None), "model_digest", "model"))[:16]
         self.path = Path(tempfile.gettempdir()) / "lamina-quality-cache" / f"{digest}.npz"
         self.vectors: dict[str, np.ndarray] = {}
@@ -417,6 +420,13 @@ class VectorCache:
             self.token_states[text] = embed_with_states(text)[1]
         return self.token_states[text]
 
+    def wording(self, text: str) -> tuple[float, ...] | None:
+        """What the text's wording alone suggests (each outcome's probability), as graphd computes it for a
+        task; None without a wording model."""
+        if self.wording_model is None:
+            return None
+        return wording_probabilities(self.get([text])[0], self.wording_model)
+
     def get(self, texts: Iterable[str]) -> list[np.ndarray]:
         texts = list(texts)
         missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
@@ -436,12 +446,13 @@ class VectorCache:
         os.replace(tmp, self.path)
 
 
-def selection_cache() -> VectorCache:
+def selection_cache(wording: bool = True) -> VectorCache:
     """Vectors by the selection model (lamina/runtime/selection_model.py): what graphd reads the roots,
-    their facets, the task and its intents with."""
-    from lamina.runtime.selection_model import load_selection_embedder
+    their facets, the task and its intents with; with `wording`, the wording model shipped with it reads each
+    task as graphd does (bench/selection_decision.py fits its own instead)."""
+    from lamina.runtime.selection_model import load_selection_embedder, load_selection_wording
 
-    return VectorCache(load_selection_embedder(threads=2))
+    return VectorCache(load_selection_embedder(threads=2), load_selection_wording() if wording else None)
 
 
 def code_cache() -> VectorCache:
@@ -632,7 +643,16 @@ def task_scores_for(
     task_states = None if graph.late is None else cache.states(task.text)
     late = None if graph.late is None or task_states is None else late_scores(graph.late, task_states)
     return task_scores(
-        task.text, idx.roots, idx.bm25, idx.matrix, vectors[task.text], vectors, idx.facets, idx.lexicon, late
+        task.text,
+        idx.roots,
+        idx.bm25,
+        idx.matrix,
+        vectors[task.text],
+        vectors,
+        idx.facets,
+        idx.lexicon,
+        late,
+        cache.wording(task.text),
     )
 
 
@@ -659,7 +679,7 @@ def predict_with_confidence(
 def selection_of(task: Task, index: RootIndex, scores: Any, th: Thresholds) -> Any:
     """The selection.Selection `select` gives for the task's scores (task_scores_for)."""
     whole, intents = scores
-    return select(task.text, index.roots, whole.lexical, whole.coverage, whole.dense, th, intents, whole.late)
+    return select_scored(task.text, index.roots, whole, intents, th)
 
 
 def decided(task: Task, index: RootIndex, scores: Any, th: Thresholds) -> tuple[str, tuple[str, ...]]:

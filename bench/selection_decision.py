@@ -112,6 +112,8 @@ from lamina.retrieval.selection import (  # noqa: E402
     decision_evidence,
     exact_matches,
 )
+from lamina.retrieval.wording import WordingModel, wording_model_to_json, wording_probabilities  # noqa: E402
+from lamina.runtime.asset import blake3_file  # noqa: E402
 
 DECIDED = ("paraphrase", "compound", "vague", "absent", "single_and")
 DEFAULT_C = 0.1
@@ -120,6 +122,12 @@ DEFAULT_FLOOR = SELECTION_DECISION_MIN_PROBABILITY
 DEFAULT_SECOND_BRIEF_WEIGHT = 3.0  # session 24: chosen leave one graph out on 75 graphs
 DEFAULT_CONFIDENCE_C = 0.1
 DEFAULT_CONFIDENCE_SECOND_BRIEF_WEIGHT = 5.0
+DEFAULT_WORDING_C = (
+    0.1  # session 28: 0.01 / 0.1 / 1.0 decided within 5 tasks of each other (a session replica)
+)
+WORDING_FOLDS = (
+    10  # graphs, round-robin in name order: each row's wording from a model fitted without its fold
+)
 
 
 @dataclass(frozen=True)
@@ -159,10 +167,9 @@ def fold_caches(specs: Sequence[str]) -> Callable[[str], quality.VectorCache]:
     """`--fold-models`: each `SPLIT=FOLDER` reads the calibration graphs of SPLIT with the selection model in
     FOLDER (model.onnx and tokenizer.json: an extracted `bench/selection_finetune.py asset` tar), every other
     graph with the shipped one. Cross-fitting: a model never scores a graph it was trained on."""
-    from lamina.runtime.asset import blake3_file
     from lamina.runtime.selection_model import open_selection_model
 
-    shipped = quality.selection_cache()
+    shipped = quality.selection_cache(wording=False)  # the shipped wording model read these graphs in sample
     by_graph: dict[str, quality.VectorCache] = {}
     for spec in specs:
         split, _, folder = spec.partition("=")
@@ -175,6 +182,44 @@ def fold_caches(specs: Sequence[str]) -> Callable[[str], quality.VectorCache]:
                 raise SystemExit(f"--fold-models: graph {name} is in two folds")
             by_graph[name] = cache
     return lambda name: by_graph.get(name, shipped)
+
+
+def with_wording(
+    rows: list[Row], cache_of: Callable[[str], quality.VectorCache], c: float, weight: np.ndarray
+) -> tuple[list[Row], WordingModel | None]:
+    """The rows with what each task's wording suggests in their evidence (lamina/retrieval/wording.py), and the
+    wording model fitted on every row (None when c is 0: the wording features stay neutral).
+
+    The wording model is a multinomial logistic regression (`fit`, L2 penalty 1 / (2c), each task's loss times
+    its `weight`) of the task's labelled outcome over its vector, each vector read by the model that reads its
+    graph (`cache_of`: cross-fitted, never one trained on that graph). Stacked: each row's probabilities come
+    from a model fitted without its fold of graphs (WORDING_FOLDS, round-robin in name order), so the decision
+    learns how far to trust wording it has not seen. Each row's whole-task scores (quality._SCORES, which the
+    leave-one-graph-out decisions read too) and evidence are replaced."""
+    if c <= 0:
+        return rows, None
+    vectors = np.array([cache_of(r.graph.name).get([r.task.text])[0] for r in rows], dtype=np.float64)
+    y = np.array([OUTCOMES.index(r.task.status) for r in rows])
+    names = sorted({r.graph.name for r in rows})
+    fold_of = {name: n % WORDING_FOLDS for n, name in enumerate(names)}
+    fold = np.array([fold_of[r.graph.name] for r in rows])
+    stacked = np.zeros((len(rows), len(OUTCOMES)))
+    for f in range(WORDING_FOLDS):
+        train = fold != f
+        coef, bias = fit(vectors[train], y[train], c, weight[train])
+        model = WordingModel(coef, bias)
+        stacked[~train] = [wording_probabilities(v, model) for v in vectors[~train]]
+    out = []
+    for r, probabilities in zip(rows, stacked, strict=True):
+        key = (r.graph.name, r.task.text)
+        whole, intents = quality._SCORES[key]
+        whole = replace(whole, wording=tuple(float(p) for p in probabilities))
+        quality._SCORES[key] = (whole, intents)
+        evidence = decision_evidence(whole, intents, r.graph.index.roots, r.ruled[0])
+        assert evidence is not None  # the same scores gave evidence before
+        out.append(replace(r, evidence=evidence))
+    coef, bias = fit(vectors, y, c, weight)
+    return out, WordingModel(coef, bias)
 
 
 def fit(
@@ -465,10 +510,31 @@ def main() -> None:
         metavar="SPLIT=FOLDER",
         help="cross-fitting: read SPLIT's calibration graphs with the selection model in FOLDER",
     )
+    parser.add_argument(
+        "--wording-c",
+        type=float,
+        default=DEFAULT_WORDING_C,
+        help="inverse L2 strength of the wording model (0: no wording evidence, its features neutral)",
+    )
+    parser.add_argument(
+        "--write-wording",
+        type=Path,
+        metavar="FILE",
+        help="write the wording model fitted on every calibration graph (lamina/runtime/selection/wording.json)",
+    )
     parser.add_argument("--grid-weights", type=float, nargs="+", default=[1.0, 2.0, 3.0, 5.0, 8.0])
     parser.add_argument("--grid-floors", type=float, nargs="+", default=[0.0, 0.3, 0.45, 0.55, 0.65])
     args = parser.parse_args()
-    rows = rows_of(args.split, fold_caches(args.fold_models))
+    cache_of = fold_caches(args.fold_models)
+    rows = rows_of(args.split, cache_of)
+    rows, wording = with_wording(
+        rows, cache_of, args.wording_c, brief_weights(rows, args.second_brief_weight)
+    )
+    if args.write_wording:
+        if wording is None:
+            raise SystemExit("--write-wording: no wording model with --wording-c 0")
+        args.write_wording.write_text(json.dumps(wording_model_to_json(wording)) + "\n")
+        print(f"wrote {args.write_wording} (blake3 {blake3_file(args.write_wording)})")
     folds = pair_folds(rows, args.pair_c)  # per graph, fitted without it: for both runs below
     x = features_with_pairs(rows, folds)  # each row's pair scores from its own fold, for every fit below
     if args.grid:

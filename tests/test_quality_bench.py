@@ -285,7 +285,7 @@ def test_fold_models_read_each_graph_with_its_folds_model(
 
     monkeypatch.setattr(selection_model, "open_selection_model", opened)
     shipped = _cache(tmp_path)
-    monkeypatch.setattr(quality, "selection_cache", lambda: shipped)
+    monkeypatch.setattr(quality, "selection_cache", lambda wording=True: shipped)
     for k in (1, 2):
         (tmp_path / f"m{k}").mkdir()
         (tmp_path / f"m{k}" / "model.onnx").write_bytes(f"model {k}".encode())

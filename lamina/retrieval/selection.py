@@ -82,6 +82,7 @@ from lamina.retrieval.mood import (
 )
 from lamina.retrieval.pairs import PairChoice, PairTable, PieceScores, best_pair, pair_table
 from lamina.retrieval.tokenize import tokenize
+from lamina.retrieval.wording import wording_features
 
 
 @dataclass(frozen=True)
@@ -345,6 +346,8 @@ class TextScores:
     dense: np.ndarray | None
     sentence: int = 0  # an intent's sentence (intents.split_intents_in_sentences); 0 for the whole task
     late: np.ndarray | None = None  # late interaction (lamina/retrieval/late.py): the whole task's only
+    # what the whole task's wording alone suggests: each outcome's probability (lamina/retrieval/wording.py)
+    wording: tuple[float, ...] | None = None
 
 
 def rank_roots(scores: TextScores, roots: Sequence[RootDoc], exact: Sequence[str] = ()) -> list[Candidate]:
@@ -514,10 +517,12 @@ def select(
     thresholds: Thresholds = Thresholds(),
     intents: Sequence[TextScores] = (),
     late: np.ndarray | None = None,
+    wording: Sequence[float] | None = None,
 ) -> Selection:
     """Decide the outcome. lexical_scores/coverage/dense_scores/late (the whole task's late-interaction
     scores, lamina/retrieval/late.py) are aligned with `roots`; `intents` holds the scores of each intent of
-    the task when it has two or more (lamina/retrieval/intents.py).
+    the task when it has two or more (lamina/retrieval/intents.py); `wording`, each outcome's probability from
+    the task's wording alone (lamina/retrieval/wording.py), is evidence for the learned decision only.
 
     The rules (`decide_by_rules`) decide first; then, with `thresholds.decision` and a cosine
     ranking, the learned decision (lamina/retrieval/decision.py) re-decides from the same evidence and the
@@ -534,7 +539,14 @@ def select(
         return replace(ruled, confidence=1.0)
     if not thresholds.decision or dense_scores is None:
         return ruled
-    whole = TextScores(task, lexical_scores, coverage, dense_scores, late=late)
+    whole = TextScores(
+        task,
+        lexical_scores,
+        coverage,
+        dense_scores,
+        late=late,
+        wording=None if wording is None else tuple(wording),
+    )
     ranked = rank_roots(whole, roots)
     evidence = decision_evidence(whole, intents, roots, ruled.status, ranked, thresholds.pair)
     if evidence is None:
@@ -729,6 +741,10 @@ def decision_evidence(
         "intents": float(len(intents)),
         "sentences": float(len({sentence for _, sentence in split_intents_in_sentences(text)})),
         **{f"rules_{outcome}": float(ruled == outcome) for outcome in DECISION_OUTCOMES},
+        **{
+            f"wording_{outcome}": value
+            for outcome, value in zip(DECISION_OUTCOMES, wording_features(whole.wording), strict=True)
+        },
     }
     assert value.keys() == set(DECISION_FEATURES)  # one name per feature, none left out
     features = tuple(float(value[name]) for name in DECISION_FEATURES)
@@ -893,12 +909,14 @@ def task_scores(
     facets: FacetIndex | None = None,
     lexicon: FacetLexicon | None = None,
     late: np.ndarray | None = None,
+    wording: Sequence[float] | None = None,
 ) -> tuple[TextScores, tuple[TextScores, ...]]:
     """The task's scores against every root, and each of its intents' when it has several and their
     vectors are given (`intent_vectors` maps each text of intents.selection_texts(task) to its embedding).
-    `late`: the whole task's late-interaction scores, when there are any (intents have none)."""
+    `late`: the whole task's late-interaction scores, when there are any (intents have none); `wording`: what
+    the whole task's wording alone suggests (lamina/retrieval/wording.py), when known."""
     whole = text_scores(task, root_bm25, len(roots), root_matrix, query_vector, facets, lexicon)
-    whole = replace(whole, late=late)
+    whole = replace(whole, late=late, wording=None if wording is None else tuple(wording))
     pieces = split_intents_in_sentences(task)
     if intent_vectors is None or len(pieces) < 2 or not all(p in intent_vectors for p, _ in pieces):
         return whole, ()
@@ -921,15 +939,38 @@ def select_for_task(
     facets: FacetIndex | None = None,
     lexicon: FacetLexicon | None = None,
     late: np.ndarray | None = None,
+    wording: Sequence[float] | None = None,
 ) -> Selection:
     """Score every root document for the task and its intents (BM25, coverage, cosine, and late
-    interaction for the whole task when `late` is given) and decide. Used by graphd and by
+    interaction for the whole task when `late` is given) and decide, with what the task's wording alone
+    suggests (`wording`, lamina/retrieval/wording.py) as evidence when given. Used by graphd and by
     bench/quality.py, so the evaluation measures exactly what users get. Without `intent_vectors` the
     task is read as one intent."""
     whole, intents = task_scores(
-        task, roots, root_bm25, root_matrix, query_vector, intent_vectors, facets, lexicon, late
+        task, roots, root_bm25, root_matrix, query_vector, intent_vectors, facets, lexicon, late, wording
     )
-    return select(task, roots, whole.lexical, whole.coverage, whole.dense, thresholds, intents, whole.late)
+    return select_scored(task, roots, whole, intents, thresholds)
+
+
+def select_scored(
+    task: str,
+    roots: Sequence[RootDoc],
+    whole: TextScores,
+    intents: Sequence[TextScores] = (),
+    thresholds: Thresholds = Thresholds(),
+) -> Selection:
+    """`select` for scores task_scores computed (the whole task's and its intents')."""
+    return select(
+        task,
+        roots,
+        whole.lexical,
+        whole.coverage,
+        whole.dense,
+        thresholds,
+        intents,
+        whole.late,
+        whole.wording,
+    )
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from lamina.retrieval.selection import (
     root_doc_from_meta,
     select_for_task,
 )
+from lamina.retrieval.wording import WordingModel, wording_probabilities
 
 log = logging.getLogger("lamina.graphd")
 
@@ -331,6 +332,7 @@ class RetrievalService:
         self._cache = VersionCache()
         self._embedder: Any = None
         self._selection_embedder: Any = None  # the selection model (lamina/runtime/selection_model.py)
+        self._selection_wording: WordingModel | None = None  # its wording model, loaded with it
         self._embedder_lock = threading.Lock()
         # (selection model digest, the roots' texts) -> their vectors and late-interaction index, most
         # recently used last
@@ -442,14 +444,20 @@ class RetrievalService:
     def selection_embedder(self) -> Any:
         """The selection model with `self.threads` intra-op threads, loaded (verified) on first use and kept
         until release_model; raises LAMINA_RETRIEVAL_INTEGRITY when its shipped files are damaged."""
+        return self.selection_reader()[0]
+
+    def selection_reader(self) -> tuple[Any, WordingModel]:
+        """The selection model (as selection_embedder) and the wording model shipped with it, loaded together."""
         with self._embedder_lock:
             self.model_used = time.monotonic()
             if self._selection_embedder is None or self._selection_embedder_threads != self.threads:
-                from lamina.runtime.selection_model import load_selection_embedder
+                from lamina.runtime.selection_model import load_selection_embedder, load_selection_wording
 
                 self._selection_embedder = load_selection_embedder(threads=self.threads)
+                self._selection_wording = load_selection_wording()
                 self._selection_embedder_threads = self.threads
-            return self._selection_embedder
+            assert self._selection_wording is not None  # loaded with the embedder
+            return self._selection_embedder, self._selection_wording
 
     @property
     def model_loaded(self) -> bool:
@@ -460,7 +468,7 @@ class RetrievalService:
         for bit); a build or query still holding one keeps its own reference. True when one was loaded."""
         with self._embedder_lock:
             loaded = self._embedder is not None or self._selection_embedder is not None
-            self._embedder = self._selection_embedder = None
+            self._embedder = self._selection_embedder = self._selection_wording = None
         return loaded
 
     @property
@@ -588,7 +596,7 @@ class RetrievalService:
 
     def _select(self, state: GenerationState, task: str) -> Selection:
         """Automatic selection: the task, its intents and the roots read by the selection model."""
-        reader = self.selection_embedder()
+        reader, wording = self.selection_reader()
         vectors = self._root_vectors_of(state, reader)
         task_vector, task_states = reader.embed_with_states(task)
         late_scores = None
@@ -604,6 +612,7 @@ class RetrievalService:
             facets=None if vectors is None else vectors.facets,
             lexicon=state.root_lexicon,
             late=late_scores,
+            wording=wording_probabilities(task_vector, wording),
         )
 
     def search(self, identity: str, text: str, ranker: str = "hybrid") -> dict[str, Any]:

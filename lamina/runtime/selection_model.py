@@ -6,15 +6,19 @@ fine-tuned on labelled product graphs (bench/selection_finetune.py; lamina/const
 says on which graphs and what it measured). Its weights ship inside the package (lamina/runtime/selection/,
 dynamic INT8 as the runtime's, with the base model's tokenizer): nothing is downloaded, nothing is built at
 install time (training takes ~20 minutes on 2 cores). Both files are checked against their pinned blake3
-digests before the model loads, so a damaged install fails closed with LAMINA_RETRIEVAL_INTEGRITY.
+digests before the model loads, so a damaged install fails closed with LAMINA_RETRIEVAL_INTEGRITY. Beside them,
+wording.json holds the wording model fitted on this model's vectors (lamina/retrieval/wording.py), pinned and
+checked the same way.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from lamina import constants
 from lamina.errors import integrity_error
+from lamina.retrieval.wording import WordingModel, wording_model_from_json
 from lamina.runtime.asset import blake3_file
 from lamina.runtime.embedder import Embedder
 from lamina.runtime.encoder import OnnxEncoder, check_output_dimension
@@ -22,15 +26,20 @@ from lamina.runtime.info import RuntimeInfo
 from lamina.runtime.paths import MODEL_FILE, TOKENIZER_FILE
 
 SELECTION_MODEL_DIR = Path(__file__).resolve().parent / "selection"
+WORDING_FILE = "wording.json"
 
 
-def check_selection_files(directory: Path = SELECTION_MODEL_DIR) -> None:
-    """Each shipped file exists and has its pinned digest (raises LAMINA_RETRIEVAL_INTEGRITY otherwise)."""
+def check_selection_files(
+    directory: Path = SELECTION_MODEL_DIR, names: tuple[str, ...] = (MODEL_FILE, TOKENIZER_FILE)
+) -> None:
+    """Each named shipped file exists and has its pinned digest (raises LAMINA_RETRIEVAL_INTEGRITY otherwise)."""
     pinned = {
         MODEL_FILE: constants.SELECTION_MODEL_BLAKE3,
         TOKENIZER_FILE: constants.SELECTION_TOKENIZER_BLAKE3,
+        WORDING_FILE: constants.SELECTION_WORDING_BLAKE3,
     }
-    for name, digest in pinned.items():
+    for name in names:
+        digest = pinned[name]
         path = directory / name
         if not path.is_file():
             raise integrity_error(f"the selection model's {path} is missing")
@@ -45,6 +54,19 @@ def load_selection_embedder(threads: int = 2, directory: Path = SELECTION_MODEL_
     return open_selection_model(
         directory, constants.SELECTION_MODEL_BLAKE3, constants.SELECTION_MODEL_ID, threads
     )
+
+
+def load_selection_wording(directory: Path = SELECTION_MODEL_DIR) -> WordingModel:
+    """The wording model fitted on the selection model's vectors (lamina/retrieval/wording.py), after its pin
+    check (raises LAMINA_RETRIEVAL_INTEGRITY when the file is missing or altered)."""
+    check_selection_files(directory, (WORDING_FILE,))
+    path = directory / WORDING_FILE
+    try:
+        return wording_model_from_json(
+            json.loads(path.read_text(encoding="utf-8")), constants.SELECTION_MODEL_DIMENSION
+        )
+    except ValueError as exc:  # pinned, so only a pin made for a bad file gets here
+        raise integrity_error(f"the selection model's {path} is not a wording model: {exc}") from exc
 
 
 def open_selection_model(directory: Path, model_digest: str, model_id: str, threads: int = 2) -> Embedder:
