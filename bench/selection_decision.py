@@ -4,10 +4,24 @@ Run: LAMINA_HOME=… .venv/bin/python bench/selection_decision.py [--split eight
                                                    [--pair-c 0.1] [--floor 0.3] [--second-brief-weight 3]
                                                    [--predictions FILE] [--grid [--grid-weights W …]
                                                    [--grid-floors F …]] [--fold-models SPLIT=FOLDER …]
+                                                   [--wording-c 0.1] [--write-wording FILE]
 
 Every graph is read by the selection model (lamina/runtime/selection_model.py), the shipped one unless
 --fold-models names another for the graphs of a split (cross-fitting: a model never scores the graphs it was
-trained on; bench/selection_finetune.py trains one per fold). Session 27 (2026-12-06), split hundred-five with its
+trained on; bench/selection_finetune.py trains one per fold).
+
+What the task's wording alone suggests (lamina/retrieval/wording.py; session 28) is fitted first: a multinomial
+logistic regression of each decided task's labelled outcome over its vector (`--wording-c`; 0 leaves the wording
+features neutral), stacked over ten folds of graphs, so each task's wording probabilities come from a model fitted
+without its graph; `--write-wording` writes the model fitted on every calibration graph
+(lamina/runtime/selection/wording.json; pin its printed blake3 as SELECTION_WORDING_BLAKE3). Session 28, split
+hundredfive-five (105 graphs, 7845 decided tasks) with session 27's fold models: rules 5094, learned 5868, +0.099
+[+0.090, +0.107] (1084 fixed, 310 broken); with `--wording-c 0` 5516 (the wording: +0.045 [+0.038, +0.051] paired);
+the constants it prints are the product's. Held out, frozen, on five unread second-brief graphs (arborist, icerink,
+signwriter, dairy, scrapyard) against the session start: 343 -> 374 of 500, +0.062 [+0.036, +0.088]
+(docs/evaluation.md, "Session 28"). 14 minutes on 2 cores.
+
+Session 27 (2026-12-06), split hundred-five with its
 four folds (`--fold-models hundred-fold1=F1 … hundred-fold4=F4`, ninetyfive-dev's 16 graphs read by the shipped
 model, which never trained on them), 7470 decided tasks of 100 graphs: rules 4868, learned 5261, +0.053 [+0.045,
 +0.061] (694 fixed, 301 broken); the constants it prints are the product's. On ninetyfive-dev this fit decides 837

@@ -507,10 +507,23 @@ INSTANCE_IS_RELEVANT = True
 # broken; absent 147 -> 171 of 252). Sparing tasks that only a named case made relevant (INSTANCE_IS_RELEVANT)
 # keeps +9 of it: a detailed task that names a case and fits no root is still a request for something new.
 DETAILED_MIN_WORDS: int | None = 8
-# The learned decision (lamina/retrieval/decision.py; session 20, refitted in sessions 21, 22, 24 and 27): after the
-# rules above decide, a multinomial logistic regression over the same evidence and the rules' outcome re-decides
+# The learned decision (lamina/retrieval/decision.py; session 20, refitted in sessions 21, 22, 24, 27 and 28): after
+# the rules above decide, a multinomial logistic regression over the same evidence and the rules' outcome re-decides
 # (FEATURES there name the columns; per feature, its weight for selected, ambiguous, new_workflow_required,
-# multi_workflow). Session 27 (the coefficients below; SELECTION_PAIR and SELECTION_CONFIDENCE from the same run),
+# multi_workflow). Session 28 (the coefficients below; SELECTION_PAIR, SELECTION_CONFIDENCE and the wording model,
+# SELECTION_WORDING_BLAKE3, from the same run) added four features, what the task's wording alone suggests
+# (lamina/retrieval/wording.py), and refitted everything cross-fitted as session 27 did, on the 105 graphs scored
+# by then: `bench/selection_decision.py --split hundredfive-five --fold-models hundred-fold1=… … hundred-fold4=…
+# --write-wording lamina/runtime/selection/wording.json` (defaults: C 0.1, wording C 0.1, second-brief weight 3,
+# floor 0.3; 7845 decided tasks; the wording stacked over ten folds of graphs). Leave one graph out: rules 5094,
+# learned 5868, +0.099 [+0.090, +0.107]; the same run without wording (`--wording-c 0`) 5516: +0.045 [+0.038,
+# +0.051] for the wording (compound 604 -> 622 of 1442, vague 991 -> 1164 of 1442, absent 836 -> 956 of 1248,
+# paraphrase 3079 -> 3120 of 3707). The wording C was chosen in a session replica on the 100 graphs of hundred-five
+# (0.01 / 0.1 / 1.0 within 5 tasks of each other). Held out, frozen at 6dada12, on five second-brief graphs written
+# at session 28's start and unread (split hundredfive-five: arborist, icerink, signwriter, dairy, scrapyard) against
+# the session start (408b26e): 343 -> 374 of 500, +0.062 [+0.036, +0.088] (39 fixed, 8 broken; vague 34 -> 51 of 70,
+# absent 25 -> 38 of 60, compound 17 -> 19 of 70, paraphrase 142 -> 141 of 175; docs/evaluation.md, "Session 28").
+# Session 27's fit (its figures follow; SELECTION_PAIR and SELECTION_CONFIDENCE from the same run),
 # for the selection model (SELECTION_MODEL_* above), cross-fitted: `bench/selection_decision.py --split
 # hundred-five --fold-models hundred-fold1=… … hundred-fold4=…` (its defaults: C 0.1, second-brief weight 3, floor
 # 0.3) on the 7470 decided tasks of the 100 graphs scored by then, each graph read by a selection model never
