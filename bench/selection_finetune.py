@@ -32,6 +32,10 @@ against the listwise model, same data and seed (`rank /tmp/each <listwise model>
 90 vs 88 of 218, three 122 vs 120, paraphrase first 437 vs 436 of 565, AUC absent 0.787 vs 0.790: no difference;
 the listwise loss stays the default and the shipped model's.
 
+Session 28 retrained it on all 110 graphs scored by then (`train --split hundredten-five --exclude ""`, 25 min) and
+held it out, frozen, on five unread graphs (split hundredten-five) against the shipped model: 390 -> 396 of 500,
++0.012 [-0.004, +0.030], inside the noise; not kept (docs/evaluation.md, "Session 28").
+
 `rank`: on a split's calibration graphs, per model (FP32 torch, the same pooling): paraphrases whose labelled
 root has the highest document cosine among active roots (and with a root's best facet counted too); compound
 tasks whose two roots are the first two / three; how well the best cosine tells paraphrase from absent tasks
