@@ -5,10 +5,9 @@ the task, its intents and the roots' documents and facets with a model of its ow
 fine-tuned on labelled product graphs (bench/selection_finetune.py; lamina/constants.py SELECTION_MODEL_*
 says on which graphs and what it measured). Its weights ship inside the package (lamina/runtime/selection/,
 dynamic INT8 as the runtime's, with the base model's tokenizer): nothing is downloaded, nothing is built at
-install time (training takes ~20 minutes on 2 cores). Both files are checked against their pinned blake3
-digests before the model loads, so a damaged install fails closed with LAMINA_RETRIEVAL_INTEGRITY. Beside them,
-wording.json holds the wording model fitted on this model's vectors (lamina/retrieval/wording.py), pinned and
-checked the same way.
+install time (training takes ~20 minutes on 2 cores). Beside them, wording.json holds the wording model fitted
+on this model's vectors (lamina/retrieval/wording.py). Each file is checked against its pinned blake3 digest
+before it loads, so a damaged install fails closed with LAMINA_RETRIEVAL_INTEGRITY.
 """
 
 from __future__ import annotations
