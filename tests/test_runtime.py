@@ -27,6 +27,7 @@ from lamina.runtime.paths import (
     current_pointer,
     runtime_root,
 )
+from lamina.runtime.selection_model import SELECTION_MODEL_DIR
 from tests.conftest import ROOT, run_lamina
 
 REINSTALL = "lamina runtime install"
@@ -123,6 +124,13 @@ def test_install_verify_status_through_the_cli(lamina_home: Path) -> None:
     verify = run_lamina("runtime", "verify", "--json", env=env)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     assert json.loads(verify.stdout)["model"] == constants.DEV_MODEL_ID
+    # the selection model shipped in the package is checked too (its damage: tests/test_selection_model.py)
+    assert json.loads(verify.stdout)["selection"] == {
+        "directory": str(SELECTION_MODEL_DIR),
+        "model": constants.SELECTION_MODEL_ID,
+        "model_digest": constants.SELECTION_MODEL_BLAKE3,
+        "wording_digest": constants.SELECTION_WORDING_BLAKE3,
+    }
     status = json.loads(run_lamina("runtime", "status", "--json", env=env, check=True).stdout)
     assert status["ok"] and status["matches_pin"] == "dev"
     assert status["installed"]["model_digest"] == installed_runtime(lamina_home).model_digest

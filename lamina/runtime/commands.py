@@ -114,10 +114,21 @@ def install_command(args: argparse.Namespace) -> int:
 
 
 def verify_command(args: argparse.Namespace) -> int:
+    from lamina import constants
     from lamina.runtime.embedder import load_embedder
+    from lamina.runtime.selection_model import (
+        SELECTION_MODEL_DIR,
+        check_selection_files,
+        load_selection_wording,
+    )
 
     embedder = load_embedder(threads=1)  # verifies every digest, the pin, and the output dimension
     info = embedder.info
+    # The selection model ships in the package, not in the runtime; check its pinned files too (model and
+    # tokenizer by digest, the wording model by digest and form), so a damaged install shows here and not only
+    # when automatic selection fails closed.
+    check_selection_files()
+    load_selection_wording()
     payload = {
         "ok": True,
         "directory": str(info.directory),
@@ -125,8 +136,15 @@ def verify_command(args: argparse.Namespace) -> int:
         "revision": info.revision,
         "dimension": info.dimension,
         "model_digest": info.model_digest,
+        "selection": {
+            "directory": str(SELECTION_MODEL_DIR),
+            "model": constants.SELECTION_MODEL_ID,
+            "model_digest": constants.SELECTION_MODEL_BLAKE3,
+            "wording_digest": constants.SELECTION_WORDING_BLAKE3,
+        },
     }
-    emit(args, payload, f"ok: {info.model_id}@{info.revision} ({info.dimension} dims) in {info.directory}")
+    text = f"ok: {info.model_id}@{info.revision} ({info.dimension} dims) in {info.directory}"
+    emit(args, payload, f"{text}\nok: selection model {constants.SELECTION_MODEL_ID} and its wording model")
     return 0
 
 
