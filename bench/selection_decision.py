@@ -136,12 +136,10 @@ DEFAULT_FLOOR = SELECTION_DECISION_MIN_PROBABILITY
 DEFAULT_SECOND_BRIEF_WEIGHT = 3.0  # session 24: chosen leave one graph out on 75 graphs
 DEFAULT_CONFIDENCE_C = 0.1
 DEFAULT_CONFIDENCE_SECOND_BRIEF_WEIGHT = 5.0
-DEFAULT_WORDING_C = (
-    0.1  # session 28: 0.01 / 0.1 / 1.0 decided within 5 tasks of each other (a session replica)
-)
-WORDING_FOLDS = (
-    10  # graphs, round-robin in name order: each row's wording from a model fitted without its fold
-)
+# session 28: C 0.01 / 0.1 / 1.0 decided within 5 tasks of each other (a session replica)
+DEFAULT_WORDING_C = 0.1
+# folds of graphs, round-robin in name order: each row's wording from a model fitted without its fold
+WORDING_FOLDS = 10
 
 
 @dataclass(frozen=True)
@@ -541,9 +539,8 @@ def main() -> None:
     args = parser.parse_args()
     cache_of = fold_caches(args.fold_models)
     rows = rows_of(args.split, cache_of)
-    rows, wording = with_wording(
-        rows, cache_of, args.wording_c, brief_weights(rows, args.second_brief_weight)
-    )
+    weight = brief_weights(rows, args.second_brief_weight)  # the rows' graphs: with_wording keeps them
+    rows, wording = with_wording(rows, cache_of, args.wording_c, weight)
     if args.write_wording:
         if wording is None:
             raise SystemExit("--write-wording: no wording model with --wording-c 0")
@@ -557,7 +554,6 @@ def main() -> None:
         )
         print("\n".join(grid(rows, x, args.c, folds, args.grid_weights, args.grid_floors)))
         return
-    weight = brief_weights(rows, args.second_brief_weight)
     learned, probabilities = leave_one_graph_out(rows, x, args.c, args.floor, folds, weight)
     right = [quality.correct(r.task, got) for r, got in zip(rows, learned, strict=True)]
     table: dict[str, Counter[str]] = defaultdict(Counter)

@@ -209,12 +209,12 @@ def cmd_train(args: argparse.Namespace) -> None:
     model = SentenceModel("base")
     model.model.train()
     optimiser = torch.optim.AdamW(model.model.parameters(), lr=args.lr, weight_decay=0.01)
+    loss_of = each_positive_loss if args.loss == "each" else listwise_loss
     steps, step, started = args.epochs * len(graphs), 0, time.monotonic()
     for _ in range(args.epochs):
         for graph in rng.sample(graphs, len(graphs)):
             texts, positives = training_queries(graph, rng, args.tasks, args.facets)
             roots = model.encode([r.document for r in graph.roots])
-            loss_of = each_positive_loss if args.loss == "each" else listwise_loss
             loss = loss_of(torch, args.scale * model.encode(texts) @ roots.T, positives)
             for group in optimiser.param_groups:
                 group["lr"] = args.lr * min(1.0, (step + 1) / 10) * (1 - step / steps)

@@ -3,10 +3,10 @@
 The rules of lamina/retrieval/selection.py turn the rankers' scores into an outcome with named thresholds,
 one test at a time. A multinomial logistic regression over the same evidence — the best root's cosine,
 lift, leads and late-interaction score, the task's length and mood, its intents' picks, what its wording
-alone suggests (lamina/retrieval/wording.py) and the rules' own outcome — weighs all of it at once (docs/ranking.md, "The learned decision"). Its coefficients are
-fitted by bench/selection_decision.py on the calibration graphs and live in lamina/constants.py
-(SELECTION_DECISION; selection.Thresholds.decision) with the measurement that chose them. Pure: a feature
-row in, an outcome out.
+alone suggests (lamina/retrieval/wording.py) and the rules' own outcome — weighs all of it at once
+(docs/ranking.md, "The learned decision"). Its coefficients are fitted by bench/selection_decision.py on
+the calibration graphs and live in lamina/constants.py (SELECTION_DECISION; selection.Thresholds.decision)
+with the measurement that chose them. Pure: a feature row in, an outcome out.
 """
 
 from __future__ import annotations
