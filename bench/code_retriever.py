@@ -61,15 +61,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import bench.localization_eval as evaluation  # noqa: E402
-from bench.localization import (  # noqa: E402
-    _MERGE_SUBJECT,
-    MAX_GOLD_FILES,
-    MIN_QUERY_WORDS,
-    clean_query,
-    git,
-    parse_old_spans,
-    word_count,
-)
+from bench.localization import clean_query, git, parse_old_spans  # noqa: E402
 
 # Public repositories whose history trains the model (fetched with the search tool's `fetch`; their code is
 # never committed). Chosen for five languages and descriptive commit messages, before any result.
@@ -130,28 +122,32 @@ def changed_chunks(clone: Path, parent: str, commit: str, files: list[str]) -> l
     return texts
 
 
+class CodeFiles:
+    """The files a training commit may change, for localization_eval.qualifies (in place of its Scope): those
+    Lamina's roles call code (a training repository has no include/exclude entry of its own)."""
+
+    @staticmethod
+    def covers(path: str) -> bool:
+        from lamina.repo.roles import file_role
+
+        return file_role(path) == "code"
+
+
 def repository_pairs(clone: Path, max_pairs: int) -> dict[str, Any]:
     from lamina.chunking import chunk_file
     from lamina.repo.roles import file_role
 
     pairs = []
     for commit in git(clone, "rev-list", "--no-merges", "--max-count", str(SCANNED_COMMITS), "HEAD").split():
-        parents = git(clone, "rev-list", "--parents", "-n", "1", commit).split()[1:]
-        if len(parents) != 1:
+        found = evaluation.qualifies(clone, commit, CodeFiles())  # type: ignore[arg-type]
+        if found is None:
             continue
-        changed = [
-            p for p in git(clone, "diff", "--name-only", "--no-renames", parents[0], commit).split("\n") if p
-        ]
-        files = [p for p in changed if file_role(p) == "code"]
-        if not 1 <= len(files) <= MAX_GOLD_FILES:
-            continue
-        message = git(clone, "log", "-1", "--format=%B", commit)
-        query = clean_query(message)
-        if word_count(query) < MIN_QUERY_WORDS or _MERGE_SUBJECT.match(message):
-            continue
-        texts = changed_chunks(clone, parents[0], commit, files)
+        parent, message, files = found
+        texts = changed_chunks(clone, parent, commit, files)
         if texts:
-            pairs.append({"query": query, "positives": texts[:MAX_POSITIVES], "commit": commit})
+            pairs.append(
+                {"query": clean_query(message), "positives": texts[:MAX_POSITIVES], "commit": commit}
+            )
         if len(pairs) >= max_pairs:
             break
     code_files = [p for p in git(clone, "ls-files").split("\n") if p and file_role(p) == "code"]
