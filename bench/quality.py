@@ -339,12 +339,18 @@ SPLITS["ninetyfive-dev"] = (SPLITS["ninetyfive-five"][0][::6], SPLITS["ninetyfiv
 # ... and the four graphs written before the helpers' briefs (lettings by an outside author; clinic, saas and the
 # example shop by the project's first sessions): does a model trained on the briefs' graphs read them better?
 SPLITS["ninetyfive-originals"] = (("lettings", "clinic", "saas", "shop"), SPLITS["ninetyfive-five"][1])
+
+
+def _after(previous: str, held_out: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The split that follows `previous` once its held-out graphs are scored: calibrate on its calibration and
+    held-out graphs together; hold out `held_out`."""
+    calibration, scored = SPLITS[previous]
+    return (*calibration, *scored), held_out
+
+
 # Session 27: calibrate on the 100 graphs scored by then (ninetyfive-five's 95 and its five held-out graphs,
 # scored at sessions 26 and 27); hold out five written at session 27's start, unread.
-SPLITS["hundred-five"] = (
-    (*SPLITS["ninetyfive-five"][0], *SPLITS["ninetyfive-five"][1]),
-    (*_HELD_SECOND_BRIEF_EIGHTH, *_HELD_FIRST_BRIEF_NINTH),
-)
+SPLITS["hundred-five"] = _after("ninetyfive-five", (*_HELD_SECOND_BRIEF_EIGHTH, *_HELD_FIRST_BRIEF_NINTH))
 # ... and its cross-fitting folds (bench/selection_decision.py --fold-models): the shipped selection model never
 # trained on ninetyfive-dev's 16 graphs; the other 84, in name order, go round-robin to four folds, each scored by
 # a model trained on the 79 graphs outside it (bench/selection_finetune.py train --exclude hundred-foldN).
@@ -354,27 +360,15 @@ for _fold in range(4):
 # Session 28: calibrate on the 105 graphs scored by then (hundred-five's 100 and its five held-out graphs, each
 # read by a selection model never trained on it: the five by the shipped one); hold out five written at session
 # 28's start, unread.
-SPLITS["hundredfive-five"] = (
-    (*SPLITS["hundred-five"][0], *SPLITS["hundred-five"][1]),
-    _HELD_SECOND_BRIEF_NINTH,
-)
+SPLITS["hundredfive-five"] = _after("hundred-five", _HELD_SECOND_BRIEF_NINTH)
 # ... and the next: calibrate on the 110 graphs scored by then; hold out five more written in session 28, unread.
-SPLITS["hundredten-five"] = (
-    (*SPLITS["hundredfive-five"][0], *SPLITS["hundredfive-five"][1]),
-    _HELD_SECOND_BRIEF_TENTH,
-)
+SPLITS["hundredten-five"] = _after("hundredfive-five", _HELD_SECOND_BRIEF_TENTH)
 # ... and the next frozen change's: calibrate on the 115 graphs scored by session 28's end; hold out five written
 # at its end, unread and unscored.
-SPLITS["hundredfifteen-five"] = (
-    (*SPLITS["hundredten-five"][0], *SPLITS["hundredten-five"][1]),
-    _HELD_SECOND_BRIEF_ELEVENTH,
-)
+SPLITS["hundredfifteen-five"] = _after("hundredten-five", _HELD_SECOND_BRIEF_ELEVENTH)
 # ... and the one after: calibrate on those 120 graphs once hundredfifteen-five's five are scored; hold out five
 # written in session 29, unread and unscored.
-SPLITS["hundredtwenty-five"] = (
-    (*SPLITS["hundredfifteen-five"][0], *SPLITS["hundredfifteen-five"][1]),
-    _HELD_SECOND_BRIEF_TWELFTH,
-)
+SPLITS["hundredtwenty-five"] = _after("hundredfifteen-five", _HELD_SECOND_BRIEF_TWELFTH)
 DEFAULT_SPLIT = "lettings-clinic"
 CALIBRATION, HELD_OUT = SPLITS[DEFAULT_SPLIT]
 QUICK_TASKS = 40
