@@ -340,7 +340,7 @@ class Soak:
         stats = self.last_build(tree)
         if stats != stats_before:  # the retry built (a kill after the activation leaves nothing to build)
             self.build_seconds = 0.5 * self.build_seconds + 0.5 * (time.monotonic() - retry_started)
-            embedded = int(stats.get("chunks_embedded", 0)) + int(stats.get("workflows_embedded", 0))
+            embedded = int(stats.get("chunks_embedded", 0))
             result.re_embedded += max(0, embedded - (self.embedded_rows() - rows_before))
         self.remember(tree)
         self.new_log()

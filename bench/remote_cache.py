@@ -272,7 +272,7 @@ def main() -> None:
             mate_env = {"LAMINA_STORE": str(tmp / "store-mate")}
             warm_remote, st_mate = prepare(clone("teammate", mate_env), mate_env)
             fetched = st_mate["last_build"]["remote_cache"]
-            embedded = st_mate["last_build"]["chunks_embedded"] + st_mate["last_build"]["workflows_embedded"]
+            embedded = st_mate["last_build"]["chunks_embedded"]
             print(
                 f"[{label}] fresh clone, warm remote: {warm_remote:.2f} s, {embedded} embedded, fetching "
                 f"{fetched['fetch_seconds']} s; steps {st_mate['last_build']['step_seconds']}; {load()}",

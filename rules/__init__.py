@@ -47,7 +47,7 @@ def task_definitions(ctx: BuildContext) -> dict[str, Any]:
     build = ctx.build_dir
     files = [str(build / "files" / f"{s}.tsv") for s in shard_names()]
     chunks = {s: str(worker.chunks_file(ctx, s)) for s in [*shard_names(), WORKFLOWS]}
-    stamps = {s: str(build / "embedded" / f"{s}.ok") for s in [*shard_names(), WORKFLOWS]}
+    stamps = {s: str(build / "embedded" / f"{s}.ok") for s in shard_names()}  # the roots are not embedded
 
     def task_manifest() -> dict[str, Any]:
         """Select files from git and lamina.toml, shard them, load the product graph, write the manifest."""
@@ -72,7 +72,7 @@ def task_definitions(ctx: BuildContext) -> dict[str, Any]:
 
     def task_embeddings() -> Any:
         """Embed each shard's chunks whose (model, text) has no embedding in the store yet."""
-        for shard in [*shard_names(), WORKFLOWS]:
+        for shard in shard_names():
             yield {
                 "name": shard,
                 "actions": [_guard(ctx, worker.step_embeddings, shard)],

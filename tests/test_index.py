@@ -211,6 +211,26 @@ def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:
     assert build["hosted"] is True and build["members_sent"] == 2
 
 
+def test_the_build_embeds_no_root_and_a_graph_edit_embeds_nothing(repo: Path) -> None:
+    # Selection reads the roots with its own model in graphd (lamina/retrieval/root_vectors.py): the build embeds
+    # code chunks only, so a product graph edit embeds nothing, and selection still reads the edited graph.
+    prepare(repo)
+    st = status(repo)
+    assert st["embeddings"]["embedded"] == st["last_build"]["chunks_embedded"] > 0
+    graph = repo / "product/checkout.toml"
+    graph.write_text(
+        graph.read_text().replace(
+            'aliases = ["place order", "buy"]', 'aliases = ["place order", "buy", "settle the basket"]'
+        )
+    )
+    git(repo, "commit", "-qam", "alias")
+    packet = prepare(repo, task="settle the basket for a returning shopper")
+    assert packet["selection"]["status"] == "selected" and packet["selection"]["workflows"] == ["checkout"]
+    st = status(repo)
+    assert st["graph_version"] == packet["index"]["graph_version"]
+    assert st["last_build"]["chunks_embedded"] == 0 and st["embeddings"]["embedded"] == 0
+
+
 def test_a_small_build_is_embedded_by_graphd_bit_for_bit_as_the_worker_would(repo: Path) -> None:
     prepare(repo)
     path = repo / "src/payments.py"
@@ -550,9 +570,8 @@ def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:
     )
     assert listing.returncode == 0, listing.stderr
     names = [line.split()[0] for line in listing.stdout.splitlines() if line.strip()]
-    assert {"manifest", "chunks", "embeddings", "generation", "chunks:00", "embeddings:workflows"} <= set(
-        names
-    )
+    assert {"manifest", "chunks", "embeddings", "generation", "chunks:00", "embeddings:00"} <= set(names)
+    assert "embeddings:workflows" not in names  # the roots are read by the selection model in graphd
     assert len(listing.stdout.splitlines()) < 100
     info = subprocess.run(
         [sys.executable, "-m", "doit", "info", "generation"],

@@ -552,7 +552,7 @@ def test_a_fresh_clone_embeds_nothing_and_reads_only(origin: Path, rclone: Serve
     try:
         packet, stderr = prepare(clone, "--require-cached", env={"LAMINA_CACHE_MODE": "read"})
         st = last_build(clone)
-        assert st["chunks_embedded"] == 0 and st["workflows_embedded"] == 0
+        assert st["chunks_embedded"] == 0
         assert st["embeddings"]["embedded"] == 0 and st["embeddings"]["remote"] == written["uploaded"]
         assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
         assert "fetching from remote cache" in stderr
@@ -601,7 +601,7 @@ def test_corrupt_records_are_embedded_again_with_an_identical_packet(
         packet, stderr = prepare(clone, env={"LAMINA_CACHE_MODE": "read"})
         st = last_build(clone)
         assert st["remote_cache"]["rejected_reasons"] == {"digest": 1, "truncated": 1, "model": 1}
-        assert st["chunks_embedded"] + st["workflows_embedded"] == 3
+        assert st["chunks_embedded"] == 3
         assert "3 rejected" in stderr and _same_packet(packet, reference)
     finally:
         run_lamina("graphd", "stop", cwd=clone)
@@ -648,7 +648,7 @@ def test_a_corrupt_pack_is_refused_and_the_packet_is_identical(
             cache = st["remote_cache"]
             assert cache["pack_rejected_reasons"] == {reason: 1} and cache["packs_rejected"] == 1
             assert cache["hits"] == 0 and cache["misses"] == cache["requested"] > 0  # asked again as records
-            assert st["chunks_embedded"] + st["workflows_embedded"] == cache["requested"]
+            assert st["chunks_embedded"] == cache["requested"]
             assert "refused" in stderr and "Traceback" not in stderr
             assert st["index_digest"] == built["index_digest"] and _same_packet(packet, reference)
         finally:
@@ -676,7 +676,7 @@ def test_an_older_writers_records_and_a_newer_writers_pack_together(
         packet, _ = prepare(clone, "--require-cached", env={"LAMINA_CACHE_MODE": "read"})
         st = last_build(clone)
         cache = st["remote_cache"]
-        assert st["chunks_embedded"] + st["workflows_embedded"] == 0
+        assert st["chunks_embedded"] == 0
         assert cache["pack_hits"] == written["uploaded"] and cache["hits"] == cache["requested"] == (
             written["uploaded"] + records
         )

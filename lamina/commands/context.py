@@ -61,9 +61,9 @@ def embedding_sources(last_build: dict[str, Any] | None) -> dict[str, int] | Non
     now (versions; texts shared by several versions count once in `remote` and `embedded`)."""
     if not last_build:
         return None
-    embedded = last_build.get("chunks_embedded", 0) + last_build.get("workflows_embedded", 0)
+    embedded = last_build.get("chunks_embedded", 0)
     remote = (last_build.get("remote_cache") or {}).get("hits", 0)
-    total = last_build.get("chunks_total", 0) + last_build.get("workflows", 0)
+    total = last_build.get("chunks_total", 0)  # roots and facets carry no embedding (schema 10)
     return {"local": max(0, total - embedded - remote), "remote": remote, "embedded": embedded}
 
 

@@ -161,7 +161,6 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         # Member ids sent to graphd: the change against the current generation, or all of them.
         "members_sent": ctx.stats.get("members_sent", 0),
         "generation": ctx.stats.get("generation"),
-        "workflows_embedded": ctx.stats.get("workflows_embedded", 0),
         "remote_cache": ctx.stats.get("remote_cache"),  # hits, misses, rejected… (lamina/cache/); None: none
         "seconds": round(time.monotonic() - started, 3),
         # Per step (manifest, chunks, embeddings, generation): what is left of `seconds` is doit's own work.

@@ -169,19 +169,20 @@ def step_manifest(ctx: BuildContext) -> None:
         digest = text_digest(doc.text)
         texts[digest] = doc.text
         records.append({
-            "id": version_id("workflow", f"workflow:{doc.workflow}", doc.workflow, doc.status, 0, 0, 0, digest, meta,
-                             _emb_key(ctx, digest)),
+            "id": version_id("workflow", f"workflow:{doc.workflow}", doc.workflow, doc.status, 0, 0, 0, digest, meta),
             "kind": "workflow", "path": f"workflow:{doc.workflow}", "symbol": doc.workflow,
             "symbol_kind": doc.status, "language": "", "start_line": 0, "end_line": 0, "part": 0,
             "text_digest": digest, "meta": meta,
         })  # fmt: skip
-    for facet in workflow_facets(graph):  # embedded on their own: selection scores a root by its best facet
+    # Facets: selection scores a root by its best one. Neither they nor the roots' documents are embedded here:
+    # graphd reads them with the selection model (lamina/retrieval/root_vectors.py), not the runtime's.
+    for facet in workflow_facets(graph):
         meta = json.dumps({"kind": facet.kind, "key": facet.key}, sort_keys=True)
         digest = text_digest(facet.text)
         texts[digest] = facet.text
         path = f"facet:{facet.workflow}:{facet.key}"
         records.append({
-            "id": version_id("facet", path, facet.workflow, facet.kind, 0, 0, 0, digest, meta, _emb_key(ctx, digest)),
+            "id": version_id("facet", path, facet.workflow, facet.kind, 0, 0, 0, digest, meta),
             "kind": "facet", "path": path, "symbol": facet.workflow,
             "symbol_kind": facet.kind, "language": "", "start_line": 0, "end_line": 0, "part": 0,
             "text_digest": digest, "meta": meta,
@@ -310,9 +311,10 @@ def _remember_all(ctx: BuildContext, items: list[tuple[RowsKey, list[dict[str, A
 
 
 def _embeds(kind: str, meta: str) -> bool:
-    """Whether a version carries an embedding: workflows do, chunks only of EMBEDDED_ROLES (the meta of a
-    chunk version is its file's role, lamina/repo/roles.py)."""
-    return kind != "chunk" or meta in EMBEDDED_ROLES
+    """Whether a version carries an embedding: chunks of EMBEDDED_ROLES only (the meta of a chunk version is
+    its file's role, lamina/repo/roles.py). Workflow and facet versions never do: selection reads the roots
+    with its own model (lamina/retrieval/root_vectors.py), so the runtime's vectors of them went unread."""
+    return kind == "chunk" and meta in EMBEDDED_ROLES
 
 
 def _known_embedded(ctx: BuildContext) -> set[str]:
@@ -378,7 +380,7 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
         _write_if_changed(stamp, "lexical-only\n")
         return
     if ctx.progress.phase != "embedding chunks":
-        due = [s for s in [*shard_names(), WORKFLOWS] if _embedding_due(ctx, s)]
+        due = [s for s in shard_names() if _embedding_due(ctx, s)]
         ctx.due_embeddings = {s: _missing_for(ctx, s) for s in due}  # each due shard's list, once
         if ctx.config.cache.remote or os.environ.get("LAMINA_CACHE_REMOTE"):  # a shared remote cache
             from lamina.cache.step import fetch_due
@@ -407,8 +409,7 @@ def step_embeddings(ctx: BuildContext, shard: str) -> None:
 
             upload_embedded(ctx, [k for k, _ in batch], vectors)
         _known_embedded(ctx).update(d for _, d in batch)  # committed: the store holds them now
-        counter = "workflows_embedded" if shard == WORKFLOWS else "chunks_embedded"
-        ctx.stats[counter] = ctx.stats.get(counter, 0) + len(batch)
+        ctx.stats["chunks_embedded"] = ctx.stats.get("chunks_embedded", 0) + len(batch)
         ctx.progress.advance(len(batch))
     _write_if_changed(stamp, f"{ctx.model_digest}\n")
     os.utime(stamp)  # newer than the shard's chunks: _embedding_due compares the two

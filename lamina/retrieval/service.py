@@ -68,9 +68,6 @@ class GenerationState:
     digest: str
     roots: tuple[RootDoc, ...]
     root_bm25: BM25Index
-    # the roots' vectors as the generation stored them (runtime model): selection reads the selection model's
-    # (root_vectors.py); this says whether the generation was built with a model at all (prepare's dense check)
-    root_matrix: np.ndarray | None
     root_lexicon: FacetLexicon | None
     # per root (in `roots` order): its facets' texts, then its document's (what late interaction matches)
     root_texts: tuple[tuple[str, ...], ...]
@@ -83,7 +80,6 @@ class GenerationState:
 class _Workflow:
     root: RootDoc
     text: str
-    vector: np.ndarray | None
 
 
 class RowView(Sequence[Any]):
@@ -155,15 +151,12 @@ class VersionCache:
         vectors = table.column("vector").to_pylist()
         chunk_rows = []
         for i, kind in enumerate(cols["kind"]):
+            # Roots and facets carry no vector (selection reads them with its own model: root_vectors.py).
             if kind == "workflow":
-                vector = None if vectors[i] is None else vector_rows([vectors[i]])[0]
                 root = root_doc_from_meta(cols["symbol"][i], json.loads(cols["meta"][i]))
-                self.workflows[cols["id"][i]] = _Workflow(root, cols["text"][i], vector)
+                self.workflows[cols["id"][i]] = _Workflow(root, cols["text"][i])
             elif kind == "facet":
-                vector = None if vectors[i] is None else vector_rows([vectors[i]])[0]
-                self.facets[cols["id"][i]] = Facet(
-                    cols["symbol"][i], cols["path"][i], vector, cols["text"][i]
-                )
+                self.facets[cols["id"][i]] = Facet(cols["symbol"][i], cols["path"][i], None, cols["text"][i])
             else:
                 chunk_rows.append(i)
         if not chunk_rows:
@@ -302,7 +295,7 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
             )
         cache.add(table)
     root_index = build_root_index(
-        [(w.root, w.text, w.vector) for w in (cache.workflows.get(i) for i in ids) if w is not None],
+        [(w.root, w.text, None) for w in (cache.workflows.get(i) for i in ids) if w is not None],
         [f for f in (cache.facets.get(i) for i in ids) if f is not None],
     )
     return GenerationState(
@@ -311,7 +304,6 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
         digest=info.committed_digest,
         roots=root_index.roots,
         root_bm25=root_index.bm25,
-        root_matrix=root_index.matrix,
         root_lexicon=root_index.lexicon,
         root_texts=root_index.texts,
         chunks=cache.corpus(ids),
@@ -558,8 +550,6 @@ class RetrievalService:
         state = self.state(identity)
         embedder, dense_error = self._query_embedder(state)
         qvec = None if embedder is None else embedder.embed([task])[0]
-        if qvec is None and state.root_matrix is not None and dense_error is None:
-            dense_error = LaminaError("LAMINA_RETRIEVAL_INTEGRITY", "dense retrieval is unavailable")
         if workflow is not None:
             status = self.product.workflow_exists(workflow)
             if status is None:
