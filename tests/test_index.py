@@ -76,6 +76,9 @@ def test_cold_build_then_noop(repo: Path) -> None:
     # only code chunks are embedded (roles.EMBEDDED_ROLES): lamina.toml's chunk (config) is BM25-only
     config_chunks = len(chunk_file("lamina.toml", CONFIG.encode()))
     assert 0 < st["last_build"]["chunks_embedded"] == st["last_build"]["chunks_total"] - config_chunks
+    # the status splits exactly the embedded chunks by where their vectors came from: all embedded now
+    assert st["last_build"]["chunks_with_embedding"] == st["last_build"]["chunks_embedded"]
+    assert st["embeddings"] == {"local": 0, "remote": 0, "embedded": st["last_build"]["chunks_embedded"]}
     again = prepare(repo)
     assert again["index"]["generation"] == packet["index"]["generation"]
     check = run_lamina("work", "prepare", "x", "--check", cwd=repo)
@@ -204,9 +207,15 @@ def test_edit_one_function_embeds_only_its_chunk(repo: Path) -> None:
     path.write_text(path.read_text().replace("total = amount * 3 + 1", "total = amount * 3 + 1 - fee(order)"))
     assert run_lamina("work", "prepare", "x", "--check", cwd=repo).returncode == 1
     prepare(repo)
-    build = status(repo)["last_build"]
+    st = status(repo)
+    build = st["last_build"]
     assert build["chunks_embedded"] == 1
     assert build["chunks_reused"] == build["chunks_total"] - 1
+    # every other code chunk's vector came from the local store; lamina.toml's chunk has none to count
+    assert build["chunks_with_embedding"] == build["chunks_total"] - len(
+        chunk_file("lamina.toml", CONFIG.encode())
+    )
+    assert st["embeddings"] == {"local": build["chunks_with_embedding"] - 1, "remote": 0, "embedded": 1}
     # graphd hosted both builds: the second declared only the change (old version out, new one in).
     assert build["hosted"] is True and build["members_sent"] == 2
 

@@ -63,7 +63,9 @@ def embedding_sources(last_build: dict[str, Any] | None) -> dict[str, int] | Non
         return None
     embedded = last_build.get("chunks_embedded", 0)
     remote = (last_build.get("remote_cache") or {}).get("hits", 0)
-    total = last_build.get("chunks_total", 0)  # roots and facets carry no embedding (schema 10)
+    # Only code chunks carry one (roots, facets, tests, docs and config do not); an older last_build.json
+    # lacks the count and falls back to every chunk.
+    total = last_build.get("chunks_with_embedding", last_build.get("chunks_total", 0))
     return {"local": max(0, total - embedded - remote), "remote": remote, "embedded": embedded}
 
 

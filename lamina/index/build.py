@@ -151,6 +151,8 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         "files_skipped": ctx.stats.get("files_skipped", 0),
         "skipped_by_reason": ctx.stats.get("skipped_by_reason", {}),
         "chunks_total": ctx.stats.get("chunks_total", 0),
+        # the chunks that carry an embedding (code: roles.EMBEDDED_ROLES; none in a lexical-only build)
+        "chunks_with_embedding": ctx.stats.get("chunks_with_embedding", 0),
         "chunks_embedded": ctx.stats.get("chunks_embedded", 0),
         "chunks_reused": ctx.stats.get("chunks_reused", 0),
         "embedded_by": ctx.stats.get("embedded_by"),  # "graphd" (small builds), "worker", or None
@@ -172,7 +174,14 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
         stats.update(
             {
                 k: previous.get(k, stats[k])
-                for k in ("files_scanned", "files_skipped", "chunks_total", "workflows", "generation")
+                for k in (
+                    "files_scanned",
+                    "files_skipped",
+                    "chunks_total",
+                    "chunks_with_embedding",
+                    "workflows",
+                    "generation",
+                )
             }
         )
         stats["chunks_reused"] = stats["chunks_total"]
