@@ -22,7 +22,9 @@ class Field:
 
 VERSION_FIELDS: tuple[Field, ...] = (
     Field("id", "STRING", "the version id (content address), primary key"),
-    Field("kind", "STRING", "chunk | workflow | facet (one fact of a root, embedded on its own)"),
+    Field(
+        "kind", "STRING", "chunk | workflow | facet (one fact of a root; selection embeds it, not the build)"
+    ),
     Field("path", "STRING", "the file (chunks), workflow:<id> (roots) or facet:<root>:<node> (facets)"),
     Field("symbol", "STRING", "the enclosing symbol, qualified; <module> or <file> for none"),
     Field(
@@ -35,7 +37,11 @@ VERSION_FIELDS: tuple[Field, ...] = (
     Field("end_line", "INT64", "last line, inclusive"),
     Field("part", "INT64", "window number of a long symbol"),
     Field("text_digest", "STRING", "blake3 of the text (the text lives in the content store and `Text`)"),
-    Field("emb_key", "STRING", "the embedding's key blake3(model digest, text); empty when not embedded"),
+    Field(
+        "emb_key",
+        "STRING",
+        "the embedding's key blake3(model digest, text); empty when not embedded (roots, facets)",
+    ),
     Field("meta", "STRING", "a chunk's file role (lamina/repo/roles.py); a root's terms and aliases (JSON)"),
 )
 VERSION_COLUMNS: tuple[str, ...] = tuple(f.name for f in VERSION_FIELDS)
