@@ -607,8 +607,6 @@ def cmd_tune(args: argparse.Namespace) -> None:
     variants: dict[str, Callable[..., Any]] = {"lamina": run}
     for i, spec in enumerate(args.variant or []):
         fields = json.loads(spec)
-        if "caps" in fields:
-            fields["caps"] = tuple(fields["caps"])
         if "weights" in fields:
             fields["weights"] = {**LocalizeParams().weights, **fields["weights"]}
         params = LocalizeParams(**fields)

@@ -733,13 +733,35 @@ LOCALIZE_LEXICAL_DAMPING = 0.3  # file score = best chunk + damping * the next t
 LOCALIZE_DENSE_DAMPING = 0.3  # the same for cosine
 LOCALIZE_RANKER_WEIGHTS = {"lexical": 1.0, "dense": 1.0, "names": 1.0}  # weighted RRF of file rankings
 LOCALIZE_RRF_K = 60
-LOCALIZE_CAPS = (4, 3, 2, 1)  # sources of the files ranked 1, 2, 3, 4+ (unless fewer files match)
-LOCALIZE_PER_FILE = 1  # the least any listed file gets
 LOCALIZE_WITHIN_FILE_RRF_K = 60  # RRF k of the BM25 and cosine ranks that order one file's symbols
 LOCALIZE_WITHIN_FILE_NAME_WEIGHT = 0.0  # RRF weight of the symbol-name rank within one file
-# A file's 2nd+ symbol within its cap needs this share of the file's best chunk BM25 score, or its slot
-# goes to the next file's best symbol (and comes back only when fewer files are ranked).
-LOCALIZE_EXTRA_GATE = 0.5
+# How the SOURCES_LIMIT slots are shared among the ranked files (lamina/retrieval/slots.py; session 31,
+# 2026-12-07). Until session 30 fixed caps did it (4, 3, 2, 1 symbols for the files ranked 1, 2, 3, 4+,
+# a file's 2nd+ symbol only with 0.5 of its best chunk's BM25; the session-7 figures above). Now every
+# symbol of a listed file is scored by a logistic regression of its evidence (is it a symbol the commit
+# changed?) and the slots go greedily to the best offer, the next file's first symbol at its score +
+# LOCALIZE_NEW_FILE_BONUS. Measured on the six tuning repositories (560 commits with a gold symbol; session
+# script /tmp/s31/symcand.py + symfit.py, the candidates = every named symbol of the first 12 files),
+# fitted leave one repository out, paired against the caps on the same commits: symbol R@10 0.548 ->
+# 0.615, +0.067 [+0.048, +0.087] (aiohttp +0.10, dockercli +0.05, jsoup +0.09, lazygit +0.04, tokio +0.14,
+# typeorm +0.03), file MRR -0.001 [-0.003, +0.001], file R@10 +0.004 [-0.008, +0.015]. The bonus trades
+# symbols for files: 0.5 / 0.75 / 1 / 1.25 / 2 -> symbol R@10 +0.080 / +0.074 / +0.067 / +0.062 / +0.033,
+# file R@10 -0.013 / -0.008 / +0.004 / +0.010 / +0.030: 1.0, the most symbols without fewer files. Also
+# measured, not kept: 13 features (the symbol's BM25 and cosine against its file's best, the task's words
+# in its name, the exact-name hit, the file's symbol count) +0.069; a BM25 without the path field (every
+# chunk of a file shares its path's terms) as four more +0.078 at bonus 0 against +0.076; C 0.1 / 10
+# +0.071 / +0.069; gradient boosting no better. Coefficients of the raw features, fitted on all six:
+LOCALIZE_SLOT_SCORER = {
+    "file_logrank": -1.0794,
+    "file_score": 1.1373,
+    "within_logrank": -0.5815,
+    "lexical_rel": 3.4186,
+    "dense_gap": 1.4457,
+    "log_lines": 0.3939,
+    "is_type": -0.6428,
+}
+LOCALIZE_SLOT_SCORER_INTERCEPT = -4.3095
+LOCALIZE_NEW_FILE_BONUS = 1.0  # log-odds added to the next file's first symbol when it bids for a slot
 LOCALIZE_ONE_PER_SYMBOL = True  # one source per (file, symbol): its best window, every window's reasons
 LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
 # The file scorer (lamina/retrieval/file_scorer.py): the best LOCALIZE_FILE_SCORER_SHORTLIST fused files

@@ -101,13 +101,54 @@ def test_sources_are_code_files_first_and_related_are_tied_tests_and_docs() -> N
             assert "mak" not in reason.split() and "when," not in reason
 
 
-def test_per_file_cap_unless_fewer_files_match() -> None:
+def test_files_fill_up_when_fewer_files_match_and_a_small_limit_lists_both_files() -> None:
     corpus = _corpus(with_vectors=False)
-    capped = localize(corpus, "refund order ship", None, limit=2, params=LocalizeParams(per_file=1))
-    assert sorted(s["file"] for s in capped) == ["src/refund.py", "src/ship.py"]
-    # two files match a limit of 10: each may fill up to 5 entries (its three chunks here)
-    both = localize(corpus, "refund order ship", None, params=LocalizeParams(per_file=1))
-    assert [s["file"] for s in both].count("src/refund.py") == 3
+    both = localize(corpus, "refund order ship", None)
+    # two code files match a limit of 10: every symbol of both is listed, files in rank order
+    assert sorted((s["file"], s["symbol"]) for s in both) == [
+        ("src/refund.py", "<module>"), ("src/refund.py", "RefundService.issue"),
+        ("src/refund.py", "RefundService.undo"), ("src/ship.py", "ship"),
+    ]  # fmt: skip
+    assert [s["file_rank"] for s in both] == sorted(s["file_rank"] for s in both)
+    # the refund file's weak second symbol does not keep the ship file out of two slots
+    two = localize(corpus, "refund order ship", None, limit=2)
+    assert sorted(s["file"] for s in two) == ["src/refund.py", "src/ship.py"]
+    # with a penalty for a new file, the first file's second symbol takes the slot instead
+    refund_first = localize(corpus, "refund order", None, limit=2)
+    assert [s["file"] for s in refund_first] == ["src/refund.py", "src/ship.py"]
+    greedy = localize(corpus, "refund order", None, limit=2, params=LocalizeParams(new_file_bonus=-10.0))
+    assert [s["file"] for s in greedy] == ["src/refund.py", "src/refund.py"]
+
+
+def test_slot_allocation_gives_a_slot_to_the_best_offer_files_in_rank_order() -> None:
+    from lamina.retrieval.slots import allocate_slots
+
+    first = [(0.0, False), (-0.5, False), (-3.0, False), (5.0, True)]  # the placeholder comes last
+    second = [(-1.2, False), (-1.3, False)]
+    third = [(-4.0, False)]
+    # bonus 1: the next file bids -0.2 (second) against the first file's -0.5: the second file enters;
+    # then -0.5 (first's 2nd), then -1.3 (second's 2nd) beats -3.0 + 1 = -2.0 (third's bid)
+    assert allocate_slots([first, second, third], 4, 1.0) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    # a bigger bonus lists more files; files come in rank order, each file's picks in its own order
+    assert allocate_slots([first, second, third], 4, 3.0) == [(0, 0), (0, 1), (1, 0), (2, 0)]
+    # fewer candidates than slots: all of them, the placeholder last in its file
+    assert allocate_slots([first, [], third], 10, 0.0) == [(0, 0), (0, 1), (0, 2), (0, 3), (2, 0)]
+    assert allocate_slots([], 10, 1.0) == [] and allocate_slots([first], 0, 1.0) == []
+
+
+def test_slot_scores_are_linear_in_the_features_and_reject_unknown_names() -> None:
+    from lamina.retrieval.slots import SLOT_FEATURES, slot_features, slot_scores
+
+    row = slot_features(
+        file_rank=1, file_score=0.9, place=1, lexical_rel=1.0, dense_gap=0.0, lines=20, kind="method"
+    )
+    assert len(row) == len(SLOT_FEATURES) and row[SLOT_FEATURES.index("is_type")] == 0.0
+    assert slot_features(1, 0.9, 1, 1.0, 0.0, 20, "class")[SLOT_FEATURES.index("is_type")] == 1.0
+    weak = slot_features(3, 0.2, 4, 0.3, -0.2, 20, "method")
+    scores = slot_scores(np.asarray([row, weak]), {"lexical_rel": 2.0, "file_score": 1.0}, -1.0)
+    assert scores.tolist() == pytest.approx([2.0 + 0.9 - 1.0, 0.6 + 0.2 - 1.0])
+    with pytest.raises(ValueError, match="unknown slot features"):
+        slot_scores(np.asarray([row]), {"lexical": 1.0}, 0.0)
 
 
 def test_an_identifier_the_task_names_outranks_word_overlap() -> None:

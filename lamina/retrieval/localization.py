@@ -5,9 +5,9 @@ embedding); each ranker's chunk scores are aggregated to files (the best chunk p
 next ones), the file rankings and an exact-name ranking (files whose path or symbols are an identifier
 the task names) are fused by weighted reciprocal-rank fusion, the best fused files are re-ordered by
 the file scorer (lamina/retrieval/file_scorer.py: how strong their evidence is, not only its rank), and
-`sources` are filled with the best symbols of the best files (up to LOCALIZE_CAPS by file rank; a file's further symbols only with BM25
-evidence of their own, LOCALIZE_EXTRA_GATE, else the slot goes to the next file), one entry per symbol,
-each with its file's rank. Only `code` chunks are sources; tests and docs tied to a source are `related`.
+`sources` are filled with the best symbols of the best files (lamina/retrieval/slots.py: each symbol scored
+by its evidence; a file's further symbols take a slot only when they beat what the next file offers), one
+entry per symbol, each with its file's rank. Only `code` chunks are sources; tests and docs tied to a source are `related`.
 
 Source text is untrusted data: it is ranked and quoted by position, never interpreted.
 """
@@ -22,19 +22,19 @@ import numpy as np
 
 from lamina.constants import (
     BM25_FIELD_WEIGHTS,
-    LOCALIZE_CAPS,
     LOCALIZE_DENSE_DAMPING,
-    LOCALIZE_EXTRA_GATE,
     LOCALIZE_FILE_DEPTH,
     LOCALIZE_FILE_SCORER,
     LOCALIZE_FILE_SCORER_INTERCEPT,
     LOCALIZE_FILE_SCORER_SHORTLIST,
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
+    LOCALIZE_NEW_FILE_BONUS,
     LOCALIZE_ONE_PER_SYMBOL,
-    LOCALIZE_PER_FILE,
     LOCALIZE_RANKER_WEIGHTS,
     LOCALIZE_RRF_K,
+    LOCALIZE_SLOT_SCORER,
+    LOCALIZE_SLOT_SCORER_INTERCEPT,
     LOCALIZE_WITHIN_FILE_RRF_K,
     RELATED_LIMIT,
     SOURCES_LIMIT,
@@ -43,6 +43,7 @@ from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
 from lamina.retrieval.fusion import top_k
+from lamina.retrieval.slots import allocate_slots, slot_features, slot_scores
 from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
 MAX_REASON_TERMS = 6
@@ -224,20 +225,21 @@ class LocalizeParams:
     dense_damping: float = LOCALIZE_DENSE_DAMPING
     weights: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_RANKER_WEIGHTS))
     rrf_k: int = LOCALIZE_RRF_K
-    per_file: int = LOCALIZE_PER_FILE
     file_depth: int = LOCALIZE_FILE_DEPTH
     aggregate_top: int = 3  # chunks of a file that count towards its score
     named_first: bool = True  # within a file, named symbols before `<module>` / `<file>` chunks
-    caps: tuple[int, ...] = LOCALIZE_CAPS  # sources of the file at rank 1, 2, … (the last repeats)
     within_k: float = LOCALIZE_WITHIN_FILE_RRF_K  # RRF k of the within-file chunk order
     one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
-    extra_gate: float = LOCALIZE_EXTRA_GATE  # a file's 2nd+ symbol needs this share of its best BM25 score
     within_dense: float = 1.0  # weight of the cosine rank in a file's symbol order (BM25's is 1)
     # the file scorer (lamina/retrieval/file_scorer.py) re-orders the best `scorer_shortlist` fused files;
     # empty coefficients: the fused order as it is
     file_scorer: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_FILE_SCORER))
     scorer_intercept: float = LOCALIZE_FILE_SCORER_INTERCEPT
     scorer_shortlist: int = LOCALIZE_FILE_SCORER_SHORTLIST
+    # how the slots are shared among the files (lamina/retrieval/slots.py)
+    slot_scorer: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_SLOT_SCORER))
+    slot_intercept: float = LOCALIZE_SLOT_SCORER_INTERCEPT
+    new_file_bonus: float = LOCALIZE_NEW_FILE_BONUS
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -466,74 +468,81 @@ def _fill_sources(
     limit: int,
     p: LocalizeParams,
 ) -> list[dict[str, Any]]:
-    """The best symbols of the best files: up to `per_file` each, more when fewer files are ranked."""
-    cap = max(p.per_file, -(-limit // max(1, len(fused_files))))
+    """The best symbols of the best files (lamina/retrieval/slots.py decides how many of each): one entry
+    per symbol, its windows' reasons merged, files in rank order."""
+    head = list(fused_files[:limit])
     rows_of: dict[int, list[int]] = {}
-    wanted = {f for f, _, _ in fused_files[:limit]}
+    wanted = {f for f, _, _ in head}
     for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
         rows_of.setdefault(int(layout.file_of[i]), []).append(i)
-    lexical = chunk_scores.get("lexical")
-    # (file rank, place in the file, entry, passes the gate, the file's ranks): every file's candidates up
-    # to its cap, until `limit` candidates pass the gate (later files could then only give gated ones,
-    # which are not used)
-    candidates: list[tuple[int, int, dict[str, Any], bool, Mapping[str, int]]] = []
-    docs_of: dict[int, list[int]] = {}  # id(entry) -> its chunks (the best window first): their reasons
-    strong_count = 0
-    for file_rank, (f, score, ranks) in enumerate(fused_files[:limit], start=1):
-        if strong_count >= limit:
-            break
+    lexical, dense = chunk_scores.get("lexical"), chunk_scores.get("dense")
+    any_code = bool(layout.code.any())
+    lexical_max = float(lexical[layout.code].max()) if lexical is not None and any_code else 0.0
+    dense_max = float(dense[layout.code].max()) if dense is not None and any_code else 0.0
+    # per file: its symbols in the file's order, each as the chunks of its windows (the first is the one
+    # that scores it and gives the entry its lines)
+    symbols_of: list[list[list[int]]] = []
+    features: list[tuple[float, ...]] = []
+    for file_rank, (f, score, _) in enumerate(head, start=1):
         rows = np.asarray(rows_of.get(f, []), dtype=np.int64)
-        entries: list[dict[str, Any]] = []
-        file_cap = max(p.caps[min(file_rank, len(p.caps)) - 1], cap) if p.caps else cap
         order = _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k, p.within_dense)
-        best = float(lexical[rows].max()) if lexical is not None and rows.size else 0.0
+        groups: list[list[int]] = []
         for doc in order:
-            symbol = corpus.symbols[doc]
-            start, end = corpus.starts[doc], corpus.ends[doc]
-            twin = next(
-                (
-                    e
-                    for e in entries
-                    if e["symbol"] == symbol
-                    and (p.one_per_symbol or (e["start_line"] <= end + 1 and start <= e["end_line"] + 1))
-                ),
-                None,
+            twin = next((g for g in groups if _same_symbol(corpus, g, doc, p.one_per_symbol)), None)
+            if twin is not None:  # another window of a symbol already a candidate: its reasons only
+                twin.append(doc)
+            else:
+                groups.append([doc])
+        symbols_of.append(groups)
+        for place, (doc, *_) in enumerate(groups, start=1):
+            features.append(
+                slot_features(
+                    file_rank,
+                    score,
+                    place,
+                    float(lexical[doc]) / lexical_max if lexical is not None and lexical_max > 0 else 0.0,
+                    float(dense[doc]) - dense_max if dense is not None else -1.0,
+                    corpus.ends[doc] - corpus.starts[doc] + 1,
+                    corpus.kinds[doc],
+                )
             )
-            if twin is not None:  # another window of a symbol already listed: its reasons only
-                docs_of[id(twin)].append(doc)
-                continue
-            entry: dict[str, Any] = {
-                "file": corpus.paths[doc],
-                "symbol": symbol,
-                "kind": corpus.kinds[doc],
-                "start_line": start,
-                "end_line": end,
-                "score": round(score, 4),
-                "file_rank": file_rank,
-                "role": SOURCE_ROLE,
-            }
-            docs_of[id(entry)] = [doc]
-            # a file's further symbols take a slot from the next file only with lexical evidence of
-            # their own (`extra_gate` of the file's best chunk score)
-            own = float(lexical[doc]) if lexical is not None else 0.0
-            strong = not entries or best <= 0 or own >= p.extra_gate * best
-            strong_count += strong
-            candidates.append((file_rank, len(entries), entry, strong, ranks))
-            entries.append(entry)
-            if len(entries) >= file_cap:
-                break
-    chosen = [c for c in candidates if c[3]][:limit]
-    if len(chosen) < limit:  # not enough files: the gated symbols after all, best file first
-        chosen += [c for c in candidates if not c[3]][: limit - len(chosen)]
-    chosen.sort(key=lambda c: (c[0], c[1]))
+    scores = iter(slot_scores(np.asarray(features), p.slot_scorer, p.slot_intercept).tolist())
+    offers = [[(next(scores), corpus.symbols[g[0]].startswith("<")) for g in groups] for groups in symbols_of]
     out = []
-    for file_rank, _, entry, _, file_ranks in chosen:
+    for file_index, place in allocate_slots(offers, limit, p.new_file_bonus):
+        f, score, file_ranks = head[file_index]
+        docs = symbols_of[file_index][place]
+        doc = docs[0]
         reasons: list[str] = []
-        for doc in docs_of[id(entry)]:
-            reasons += [r for r in _reasons(corpus, task, doc, file_ranks, file_rank) if r not in reasons]
-        entry["reasons"] = reasons
-        out.append(entry)
+        for window in docs:
+            reasons += [
+                r for r in _reasons(corpus, task, window, file_ranks, file_index + 1) if r not in reasons
+            ]
+        out.append(
+            {
+                "file": corpus.paths[doc],
+                "symbol": corpus.symbols[doc],
+                "kind": corpus.kinds[doc],
+                "start_line": corpus.starts[doc],
+                "end_line": corpus.ends[doc],
+                "score": round(score, 4),
+                "file_rank": file_index + 1,
+                "role": SOURCE_ROLE,
+                "reasons": reasons,
+            }
+        )
     return out
+
+
+def _same_symbol(corpus: ChunkCorpus, group: Sequence[int], doc: int, one_per_symbol: bool) -> bool:
+    """Whether chunk `doc` is another window of the symbol of `group` (its first chunk): the same name,
+    and, unless every window of a symbol is one entry, overlapping or adjacent lines."""
+    first = group[0]
+    if corpus.symbols[first] != corpus.symbols[doc]:
+        return False
+    if one_per_symbol:
+        return True
+    return corpus.starts[first] <= corpus.ends[doc] + 1 and corpus.starts[doc] <= corpus.ends[first] + 1
 
 
 def _related(
