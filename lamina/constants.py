@@ -740,9 +740,9 @@ LOCALIZE_WITHIN_FILE_NAME_WEIGHT = 0.0  # RRF weight of the symbol-name rank wit
 # a file's 2nd+ symbol only with 0.5 of its best chunk's BM25; the session-7 figures above). Now every
 # symbol of a listed file is scored by a logistic regression of its evidence (is it a symbol the commit
 # changed?) and the slots go greedily to the best offer, the next file's first symbol at its score +
-# LOCALIZE_NEW_FILE_BONUS. Measured on the six tuning repositories (560 commits with a gold symbol; session
-# script /tmp/s31/symcand.py + symfit.py, the candidates = every named symbol of the first 12 files),
-# fitted leave one repository out, paired against the caps on the same commits: symbol R@10 0.548 ->
+# LOCALIZE_NEW_FILE_BONUS. Measured on the six tuning repositories (560 commits with a gold symbol;
+# `bench/slot_scorer.py learn`, the candidates = every symbol of the first 12 files), fitted leave one
+# repository out, paired against the caps on the same commits: symbol R@10 0.548 ->
 # 0.615, +0.067 [+0.048, +0.087] (aiohttp +0.10, dockercli +0.05, jsoup +0.09, lazygit +0.04, tokio +0.14,
 # typeorm +0.03), file MRR -0.001 [-0.003, +0.001], file R@10 +0.004 [-0.008, +0.015]. The bonus trades
 # symbols for files: 0.5 / 0.75 / 1 / 1.25 / 2 -> symbol R@10 +0.080 / +0.074 / +0.067 / +0.062 / +0.033,

@@ -43,7 +43,7 @@ from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
 from lamina.retrieval.fusion import top_k
-from lamina.retrieval.slots import allocate_slots, slot_features, slot_scores
+from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
 from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
 MAX_REASON_TERMS = 6
@@ -309,6 +309,16 @@ def localize(
     return localize_all(corpus, query, query_vector, limit, rankers, params)[0]
 
 
+@dataclass(frozen=True)
+class RankedFiles:
+    """A task's files before sources are filled: its reading, each ranker's chunk scores, and the files
+    (file number, score, {ranker: rank}), best first."""
+
+    task: TaskQuery
+    chunk_scores: Mapping[str, np.ndarray]
+    files: Sequence[tuple[int, float, dict[str, int]]]
+
+
 def localize_all(
     corpus: ChunkCorpus,
     query: str,
@@ -322,8 +332,27 @@ def localize_all(
     first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
     measures candidate rankers this way (bench/history.py) before any is built into the product."""
     p = params or LocalizeParams()
-    if len(corpus) == 0:
+    ranked = rank_files(corpus, query, query_vector, rankers, p, extra)
+    if ranked is None:
         return [], []
+    layout = corpus.layout()
+    sources = _fill_sources(corpus, layout, ranked.task, ranked.chunk_scores, ranked.files, limit, p)
+    related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources)
+    return sources, related
+
+
+def rank_files(
+    corpus: ChunkCorpus,
+    query: str,
+    query_vector: np.ndarray | None,
+    rankers: Sequence[str] = RANKERS,
+    params: LocalizeParams | None = None,
+    extra: Mapping[str, Sequence[str]] | None = None,
+) -> RankedFiles | None:
+    """The task's files, best first (fusion, then the file scorer); None when nothing ranks any file."""
+    p = params or LocalizeParams()
+    if len(corpus) == 0:
+        return None
     layout = corpus.layout()
     task = read_task(query)
     term_weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
@@ -356,13 +385,11 @@ def localize_all(
         if ranked_numbers:
             file_rankings[name] = ranked_numbers[: p.file_depth]
     if not file_rankings:
-        return [], []
+        return None
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
-    sources = _fill_sources(corpus, layout, task, chunk_scores, fused_files, limit, p)
-    related = _related(corpus, layout, task, chunk_scores.get("lexical"), sources)
-    return sources, related
+    return RankedFiles(task, chunk_scores, fused_files)
 
 
 def _scored_files(
@@ -471,19 +498,56 @@ def _fill_sources(
     """The best symbols of the best files (lamina/retrieval/slots.py decides how many of each): one entry
     per symbol, its windows' reasons merged, files in rank order."""
     head = list(fused_files[:limit])
+    symbols_of, features = slot_candidates(corpus, layout, chunk_scores, head, p)
+    scores = iter(slot_scores(features, p.slot_scorer, p.slot_intercept).tolist())
+    offers = [[(next(scores), corpus.symbols[g[0]].startswith("<")) for g in groups] for groups in symbols_of]
+    out = []
+    for file_index, place in allocate_slots(offers, limit, p.new_file_bonus):
+        _, score, file_ranks = head[file_index]
+        docs = symbols_of[file_index][place]
+        doc = docs[0]
+        reasons: list[str] = []
+        for window in docs:
+            reasons += [
+                r for r in _reasons(corpus, task, window, file_ranks, file_index + 1) if r not in reasons
+            ]
+        out.append(
+            {
+                "file": corpus.paths[doc],
+                "symbol": corpus.symbols[doc],
+                "kind": corpus.kinds[doc],
+                "start_line": corpus.starts[doc],
+                "end_line": corpus.ends[doc],
+                "score": round(score, 4),
+                "file_rank": file_index + 1,
+                "role": SOURCE_ROLE,
+                "reasons": reasons,
+            }
+        )
+    return out
+
+
+def slot_candidates(
+    corpus: ChunkCorpus,
+    layout: _Layout,
+    chunk_scores: Mapping[str, np.ndarray],
+    files: Sequence[tuple[int, float, dict[str, int]]],
+    p: LocalizeParams,
+) -> tuple[list[list[list[int]]], np.ndarray]:
+    """The candidates for the source slots: per file (in the given order), its code symbols in the file's
+    own order, each as the chunks of its windows (the first scores it and gives an entry its lines); and
+    one row of slots.SLOT_FEATURES per candidate, file by file."""
     rows_of: dict[int, list[int]] = {}
-    wanted = {f for f, _, _ in head}
+    wanted = {f for f, _, _ in files}
     for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
         rows_of.setdefault(int(layout.file_of[i]), []).append(i)
     lexical, dense = chunk_scores.get("lexical"), chunk_scores.get("dense")
     any_code = bool(layout.code.any())
     lexical_max = float(lexical[layout.code].max()) if lexical is not None and any_code else 0.0
     dense_max = float(dense[layout.code].max()) if dense is not None and any_code else 0.0
-    # per file: its symbols in the file's order, each as the chunks of its windows (the first is the one
-    # that scores it and gives the entry its lines)
     symbols_of: list[list[list[int]]] = []
     features: list[tuple[float, ...]] = []
-    for file_rank, (f, score, _) in enumerate(head, start=1):
+    for file_rank, (f, score, _) in enumerate(files, start=1):
         rows = np.asarray(rows_of.get(f, []), dtype=np.int64)
         order = _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k, p.within_dense)
         groups: list[list[int]] = []
@@ -506,32 +570,7 @@ def _fill_sources(
                     corpus.kinds[doc],
                 )
             )
-    scores = iter(slot_scores(np.asarray(features), p.slot_scorer, p.slot_intercept).tolist())
-    offers = [[(next(scores), corpus.symbols[g[0]].startswith("<")) for g in groups] for groups in symbols_of]
-    out = []
-    for file_index, place in allocate_slots(offers, limit, p.new_file_bonus):
-        f, score, file_ranks = head[file_index]
-        docs = symbols_of[file_index][place]
-        doc = docs[0]
-        reasons: list[str] = []
-        for window in docs:
-            reasons += [
-                r for r in _reasons(corpus, task, window, file_ranks, file_index + 1) if r not in reasons
-            ]
-        out.append(
-            {
-                "file": corpus.paths[doc],
-                "symbol": corpus.symbols[doc],
-                "kind": corpus.kinds[doc],
-                "start_line": corpus.starts[doc],
-                "end_line": corpus.ends[doc],
-                "score": round(score, 4),
-                "file_rank": file_index + 1,
-                "role": SOURCE_ROLE,
-                "reasons": reasons,
-            }
-        )
-    return out
+    return symbols_of, np.asarray(features, dtype=np.float64).reshape(-1, len(SLOT_FEATURES))
 
 
 def _same_symbol(corpus: ChunkCorpus, group: Sequence[int], doc: int, one_per_symbol: bool) -> bool:
