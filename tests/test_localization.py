@@ -136,19 +136,21 @@ def test_slot_allocation_gives_a_slot_to_the_best_offer_files_in_rank_order() ->
     assert allocate_slots([], 10, 1.0) == [] and allocate_slots([first], 0, 1.0) == []
 
 
-def test_slot_scores_are_linear_in_the_features_and_reject_unknown_names() -> None:
+def test_slot_features_are_one_row_per_candidate_and_scores_are_linear_in_them() -> None:
     from lamina.retrieval.slots import SLOT_FEATURES, slot_features, slot_scores
 
-    row = slot_features(
-        file_rank=1, file_score=0.9, place=1, lexical_rel=1.0, dense_gap=0.0, lines=20, kind="method"
+    rows = slot_features(
+        2, 0.9, np.asarray([1.0, 0.3]), np.asarray([0.0, -0.2]), np.asarray([20, 0]), ["method", "class"]
     )
-    assert len(row) == len(SLOT_FEATURES) and row[SLOT_FEATURES.index("is_type")] == 0.0
-    assert slot_features(1, 0.9, 1, 1.0, 0.0, 20, "class")[SLOT_FEATURES.index("is_type")] == 1.0
-    weak = slot_features(3, 0.2, 4, 0.3, -0.2, 20, "method")
-    scores = slot_scores(np.asarray([row, weak]), {"lexical_rel": 2.0, "file_score": 1.0}, -1.0)
-    assert scores.tolist() == pytest.approx([2.0 + 0.9 - 1.0, 0.6 + 0.2 - 1.0])
+    assert rows.shape == (2, len(SLOT_FEATURES))
+    column = {f: rows[:, i].tolist() for i, f in enumerate(SLOT_FEATURES)}
+    assert column["within_logrank"] == pytest.approx([np.log(2), np.log(3)])  # places 1 and 2
+    assert column["file_logrank"] == pytest.approx([np.log(3)] * 2)
+    assert column["is_type"] == [0.0, 1.0] and column["log_lines"] == pytest.approx([np.log(20), 0.0])
+    scores = slot_scores(rows, {"lexical_rel": 2.0, "file_score": 1.0}, -1.0)
+    assert scores.tolist() == pytest.approx([2.0 + 0.9 - 1.0, 0.6 + 0.9 - 1.0])
     with pytest.raises(ValueError, match="unknown slot features"):
-        slot_scores(np.asarray([row]), {"lexical": 1.0}, 0.0)
+        slot_scores(rows, {"lexical": 1.0}, 0.0)
 
 
 def test_an_identifier_the_task_names_outranks_word_overlap() -> None:

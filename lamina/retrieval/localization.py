@@ -537,50 +537,48 @@ def slot_candidates(
     """The candidates for the source slots: per file (in the given order), its code symbols in the file's
     own order, each as the chunks of its windows (the first scores it and gives an entry its lines); and
     one row of slots.SLOT_FEATURES per candidate, file by file."""
-    rows_of: dict[int, list[int]] = {}
-    wanted = {f for f, _, _ in files}
-    for i in np.flatnonzero(np.isin(layout.file_of, list(wanted)) & layout.code).tolist():
-        rows_of.setdefault(int(layout.file_of[i]), []).append(i)
     lexical, dense = chunk_scores.get("lexical"), chunk_scores.get("dense")
     any_code = bool(layout.code.any())
     lexical_max = float(lexical[layout.code].max()) if lexical is not None and any_code else 0.0
     dense_max = float(dense[layout.code].max()) if dense is not None and any_code else 0.0
     symbols_of: list[list[list[int]]] = []
-    features: list[tuple[float, ...]] = []
+    features: list[np.ndarray] = [np.zeros((0, len(SLOT_FEATURES)))]
     for file_rank, (f, score, _) in enumerate(files, start=1):
-        rows = np.asarray(rows_of.get(f, []), dtype=np.int64)
+        rows = layout.code_rows(f)
         order = _within_file_order(corpus, rows, chunk_scores, p.named_first, p.within_k, p.within_dense)
         groups: list[list[int]] = []
+        by_symbol: dict[str, list[list[int]]] = {}  # a symbol's groups so far (one unless windows are apart)
         for doc in order:
-            twin = next((g for g in groups if _same_symbol(corpus, g, doc, p.one_per_symbol)), None)
+            named = by_symbol.setdefault(corpus.symbols[doc], [])
+            twin = next((g for g in named if _same_symbol(corpus, g, doc, p.one_per_symbol)), None)
             if twin is not None:  # another window of a symbol already a candidate: its reasons only
                 twin.append(doc)
             else:
                 groups.append([doc])
+                named.append(groups[-1])
         symbols_of.append(groups)
-        for place, (doc, *_) in enumerate(groups, start=1):
-            features.append(
-                slot_features(
-                    file_rank,
-                    score,
-                    place,
-                    float(lexical[doc]) / lexical_max if lexical is not None and lexical_max > 0 else 0.0,
-                    float(dense[doc]) - dense_max if dense is not None else -1.0,
-                    corpus.ends[doc] - corpus.starts[doc] + 1,
-                    corpus.kinds[doc],
-                )
+        docs = np.asarray([g[0] for g in groups], dtype=np.int64)
+        features.append(
+            slot_features(
+                file_rank,
+                score,
+                lexical[docs] / lexical_max
+                if lexical is not None and lexical_max > 0
+                else np.zeros(docs.size),
+                dense[docs] - dense_max if dense is not None else np.full(docs.size, -1.0),
+                np.asarray([corpus.ends[d] - corpus.starts[d] + 1 for d in docs.tolist()]),
+                [corpus.kinds[d] for d in docs.tolist()],
             )
-    return symbols_of, np.asarray(features, dtype=np.float64).reshape(-1, len(SLOT_FEATURES))
+        )
+    return symbols_of, np.vstack(features)
 
 
 def _same_symbol(corpus: ChunkCorpus, group: Sequence[int], doc: int, one_per_symbol: bool) -> bool:
-    """Whether chunk `doc` is another window of the symbol of `group` (its first chunk): the same name,
-    and, unless every window of a symbol is one entry, overlapping or adjacent lines."""
-    first = group[0]
-    if corpus.symbols[first] != corpus.symbols[doc]:
-        return False
+    """Whether chunk `doc`, of the same name as `group`'s symbol, is another window of it: always when every
+    window of a symbol is one entry, else when its lines overlap or touch the group's first chunk's."""
     if one_per_symbol:
         return True
+    first = group[0]
     return corpus.starts[first] <= corpus.ends[doc] + 1 and corpus.starts[doc] <= corpus.ends[first] + 1
 
 

@@ -37,22 +37,23 @@ TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "impl",
 def slot_features(
     file_rank: int,
     file_score: float,
-    place: int,
-    lexical_rel: float,
-    dense_gap: float,
-    lines: int,
-    kind: str,
-) -> tuple[float, ...]:
-    """One row of SLOT_FEATURES. `file_rank` and `place` count from 1."""
-    return (
-        math.log1p(file_rank),
-        file_score,
-        math.log1p(place),
-        lexical_rel,
-        dense_gap,
-        math.log(max(1, lines)),
-        1.0 if kind in TYPE_KINDS else 0.0,
-    )
+    lexical_rel: np.ndarray,
+    dense_gap: np.ndarray,
+    lines: np.ndarray,
+    kinds: Sequence[str],
+) -> np.ndarray:
+    """Rows of SLOT_FEATURES for one file's candidates, in the file's order (the first is place 1).
+    `file_rank` counts from 1; the arrays hold one value per candidate."""
+    n = len(kinds)
+    out = np.empty((n, len(SLOT_FEATURES)), dtype=np.float64)
+    out[:, 0] = math.log1p(file_rank)
+    out[:, 1] = file_score
+    out[:, 2] = np.log1p(np.arange(1, n + 1))
+    out[:, 3] = lexical_rel
+    out[:, 4] = dense_gap
+    out[:, 5] = np.log(np.maximum(1, lines))
+    out[:, 6] = [kind in TYPE_KINDS for kind in kinds]
+    return out
 
 
 def slot_scores(features: np.ndarray, coefficients: Mapping[str, float], intercept: float) -> np.ndarray:
