@@ -183,7 +183,7 @@ def dump_snapshot(snap: Path, out: Path, entry: Mapping[str, Any], lexical_only:
     from lamina.index.membership import embedding_key, text_digest
     from lamina.repo.files import select_files
     from lamina.repo.git import locate
-    from lamina.repo.roles import EMBEDDED_ROLES, file_role, role_rules
+    from lamina.repo.roles import EMBEDDED_ROLES, chunk_role, file_role, role_rules
     from lamina.runtime.embedder import load_embedder
     from lamina.workspace import workspace_for
 
@@ -198,7 +198,8 @@ def dump_snapshot(snap: Path, out: Path, entry: Mapping[str, Any], lexical_only:
         role = file_role(f.path, rules)
         for c in chunk_file(f.path, data):
             for key, value in (("path", f.path), ("symbol", c.symbol), ("kind", c.kind), ("start", c.start_line),
-                               ("end", c.end_line), ("part", c.part), ("text", c.text), ("role", role)):  # fmt: skip
+                               ("end", c.end_line), ("part", c.part), ("text", c.text),
+                               ("role", chunk_role(role, f.path, c.symbol))):  # fmt: skip
                 rows[key].append(value)
     embedder = load_embedder(threads=2)
     store = ContentStore(workspace_for(locate(snap)).store_dir)

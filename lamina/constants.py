@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 10  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 12  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -27,6 +27,11 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
     (
         10,
         "workflow and facet versions carry no embedding: selection reads the roots with its own model in graphd",
+    ),
+    (
+        12,
+        "a chunk's role can differ from its file's: a Rust file's inline `mod tests` is a test, not code"
+        " (11 was session 13's reverted prose versions: a reverted change's versions are never reused)",
     ),
 )
 CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries change

@@ -66,8 +66,17 @@ def task_definitions(ctx: BuildContext) -> dict[str, Any]:
                 "actions": [_guard(ctx, worker.step_chunks, shard)],
                 "file_dep": [files[int(shard)]],
                 "targets": [chunks[shard]],
-                # Version ids carry the embedding key, so a model change re-derives them (not the chunking).
-                "uptodate": [config_changed({"chunker": worker.CHUNKER_VERSION, "model": ctx.model_digest})],
+                # Version ids carry the embedding key, so a model change re-derives them (not the chunking);
+                # a schema change may change how rows are derived (schema 12: a chunk's own role), so it too.
+                "uptodate": [
+                    config_changed(
+                        {
+                            "chunker": worker.CHUNKER_VERSION,
+                            "schema": worker.RETRIEVAL_SCHEMA_VERSION,
+                            "model": ctx.model_digest,
+                        }
+                    )
+                ],
             }
 
     def task_embeddings() -> Any:

@@ -85,6 +85,41 @@ def test_cold_build_then_noop(repo: Path) -> None:
     assert check.returncode == 0
 
 
+RUST_WITH_TESTS = """/// Split a refund across the order's payment lines.
+pub fn split_refund(amount: u64, lines: &[u64]) -> Vec<u64> {
+    let total: u64 = lines.iter().sum();
+    lines.iter().map(|line| amount * line / total.max(1)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_refund_across_payment_lines() {
+        assert_eq!(split_refund(10, &[1, 1]), vec![5, 5]);
+    }
+}
+"""
+
+
+def test_a_rust_files_inline_tests_are_related_never_sources_and_not_embedded(repo: Path) -> None:
+    (repo / "src/split.rs").write_text(RUST_WITH_TESTS)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "split refunds")
+    packet = prepare(repo, task="split a refund across the payment lines")
+    symbols = {(s["file"], s["symbol"]) for s in packet["sources"]}
+    assert ("src/split.rs", "split_refund") in symbols
+    assert not any(symbol.startswith("tests.") for _, symbol in symbols)  # the test is not a source
+    assert {"file": "src/split.rs", "symbol": "tests.split_refund_across_payment_lines"} in [
+        {"file": r["file"], "symbol": r["symbol"]} for r in packet["related"]
+    ]  # it is what the change must prove, tied to the function it names
+    # and it is not embedded: every chunk but lamina.toml's and the test's carries a vector
+    st = status(repo)
+    config_chunks = len(chunk_file("lamina.toml", CONFIG.encode()))
+    assert st["last_build"]["chunks_embedded"] == st["last_build"]["chunks_total"] - config_chunks - 1
+
+
 def test_noop_check_imports_neither_doit_nor_the_model(repo: Path) -> None:
     prepare(repo)
     proc = subprocess.run(

@@ -78,3 +78,22 @@ def test_bad_roles_section_is_a_config_error(data: dict) -> None:
     with pytest.raises(LaminaError) as err:
         parse_config(data, Path("lamina.toml"))
     assert err.value.code == "LAMINA_CONFIG"
+
+
+def test_a_rust_files_inline_test_module_is_test_and_the_rest_keeps_the_files_role() -> None:
+    from lamina.chunking import chunk_file
+    from lamina.repo.roles import chunk_role
+
+    source = (
+        b"pub fn parse(text: &str) -> usize {\n    text.len()\n}\n\n"
+        b"#[cfg(test)]\nmod tests {\n    use super::*;\n\n    #[test]\n    fn parses_empty() {\n"
+        b'        assert_eq!(parse(""), 0);\n    }\n}\n'
+    )
+    roles = {
+        c.symbol: chunk_role("code", "src/parse.rs", c.symbol) for c in chunk_file("src/parse.rs", source)
+    }
+    assert roles["parse"] == "code" and roles["tests.parses_empty"] == "test"
+    assert chunk_role("code", "src/a/b.rs", "net.tests.Fixture.new") == "test"  # nested and inside an impl
+    assert chunk_role("code", "src/testing.rs", "tests_helper") == "code"  # a name, not a `tests` module
+    assert chunk_role("code", "src/tests.py", "tests.parses") == "code"  # Rust only
+    assert chunk_role("docs", "src/parse.rs", "tests.parses") == "docs"  # only a code file's chunks move

@@ -42,7 +42,11 @@ VERSION_FIELDS: tuple[Field, ...] = (
         "STRING",
         "the embedding's key blake3(model digest, text); empty when not embedded (roots, facets)",
     ),
-    Field("meta", "STRING", "a chunk's file role (lamina/repo/roles.py); a root's terms and aliases (JSON)"),
+    Field(
+        "meta",
+        "STRING",
+        "a chunk's role (its file's, lamina/repo/roles.py chunk_role); a root's terms and aliases (JSON)",
+    ),
 )
 VERSION_COLUMNS: tuple[str, ...] = tuple(f.name for f in VERSION_FIELDS)
 # A shard file's columns: the embedding key is derived from the model when the shard is uploaded.

@@ -42,7 +42,7 @@ from lamina.index.membership import (
     version_id,
 )
 from lamina.index.memory import Activated, RowsKey
-from lamina.repo.roles import EMBEDDED_ROLES, file_role, role_rules
+from lamina.repo.roles import EMBEDDED_ROLES, chunk_role, file_role, role_rules
 
 # Texts per embedder call and per store commit: also how much work a cancelled or killed build can lose,
 # and how long a hosted build takes to notice that its client went away (~2–4 s on 2 cores).
@@ -271,11 +271,12 @@ def step_chunks(ctx: BuildContext, shard: str) -> None:
         rows = [
             {
                 "id": version_id("chunk", path, r["symbol"], r["symbol_kind"], r["start_line"], r["end_line"],
-                                 r["part"], r["text_digest"], role,
-                                 _emb_key(ctx, r["text_digest"]) if role in EMBEDDED_ROLES else ""),
-                "kind": "chunk", "path": path, "meta": role, **r,
+                                 r["part"], r["text_digest"], chunk,
+                                 _emb_key(ctx, r["text_digest"]) if chunk in EMBEDDED_ROLES else ""),
+                "kind": "chunk", "path": path, "meta": chunk, **r,
             }
             for r in recs
+            for chunk in (chunk_role(role, path, r["symbol"]),)
         ]  # fmt: skip
         if chunked_now:  # remembered once the store holds its texts
             unstored.append((remembered_key, rows))
@@ -312,7 +313,7 @@ def _remember_all(ctx: BuildContext, items: list[tuple[RowsKey, list[dict[str, A
 
 def _embeds(kind: str, meta: str) -> bool:
     """Whether a version carries an embedding: chunks of EMBEDDED_ROLES only (the meta of a chunk version is
-    its file's role, lamina/repo/roles.py). Workflow and facet versions never do: selection reads the roots
+    its role, lamina/repo/roles.py chunk_role). Workflow and facet versions never do: selection reads the roots
     with its own model (lamina/retrieval/root_vectors.py), so the runtime's vectors of them went unread."""
     return kind == "chunk" and meta in EMBEDDED_ROLES
 
