@@ -263,3 +263,18 @@ def test_the_scorer_moves_a_strongly_matching_file_up_and_is_off_with_no_coeffic
     alone = localize(corpus, task, None, rankers=("lexical",))
     assert alone == localize(corpus, task, None, rankers=("lexical",), params=LocalizeParams(file_scorer={}))
     assert alone[0]["file"] == "src/a.py"
+
+
+def test_a_file_with_code_and_inline_test_chunks_is_a_code_file_and_only_its_code_is_a_source() -> None:
+    corpus = build_chunk_corpus(
+        ["src/split.rs", "src/split.rs", "tests/split.rs"],
+        ["split_refund", "tests.splits_evenly", "splits_in_two"],
+        ["function"] * 3, [1, 10, 1], [5, 14, 4],
+        ["pub fn split_refund(amount: u64)", "fn splits_evenly() { split_refund(10) }", "fn splits_in_two()"],
+        None, roles=["code", "test", "test"],
+    )  # fmt: skip
+    layout = corpus.layout()
+    assert layout.role_of == ("code", "test")  # whatever order the chunks come in
+    sources, related = localize_all(corpus, "split a refund evenly", None)
+    assert [(s["file"], s["symbol"]) for s in sources] == [("src/split.rs", "split_refund")]
+    assert ("src/split.rs", "tests.splits_evenly") in {(r["file"], r["symbol"]) for r in related}

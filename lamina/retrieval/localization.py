@@ -97,11 +97,13 @@ class ChunkCorpus:
 
 @dataclass(frozen=True)
 class _Layout:
-    """Files and names of a corpus: chunk -> file number, each file's role, the name terms of chunks."""
+    """Files and names of a corpus: chunk -> file number, each chunk's role, the name terms of chunks."""
 
     files: tuple[str, ...]
     file_of: np.ndarray  # int64 per chunk
-    role_of: tuple[str, ...]  # per file
+    role_of: tuple[
+        str, ...
+    ]  # per file: code when any of its chunks is (a Rust file with inline tests), else theirs
     chunk_roles: tuple[str, ...]  # per chunk
     related: np.ndarray  # bool per chunk: a test or docs chunk (a `related` candidate)
     code: np.ndarray  # bool per chunk: a source candidate
@@ -123,10 +125,11 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
     file_of = np.fromiter((number.setdefault(p, len(number)) for p in corpus.paths), np.int64, len(corpus))
     files = tuple(number)
     roles = list(corpus.roles) if corpus.roles else [SOURCE_ROLE] * len(corpus)
-    role_of = [SOURCE_ROLE] * len(files)
-    for i, f in enumerate(file_of.tolist()):
-        role_of[f] = roles[i]
     code = np.fromiter((r == SOURCE_ROLE for r in roles), bool, len(corpus))
+    role_of = [""] * len(files)
+    for f, role in zip(file_of.tolist(), roles, strict=True):
+        if not role_of[f] or role == SOURCE_ROLE:
+            role_of[f] = role
     postings: dict[str, list[int]] = {}
     names = corpus.name_terms or [
         chunk_name_terms(p, s) for p, s in zip(corpus.paths, corpus.symbols, strict=True)

@@ -128,7 +128,7 @@ class VersionCache:
         self.starts: list[int] = []
         self.ends: list[int] = []
         self.parts: list[int] = []
-        self.roles: list[str] = []  # a chunk version's meta is its file's role (lamina/repo/roles.py)
+        self.roles: list[str] = []  # a chunk version's meta is its role (lamina/repo/roles.py chunk_role)
         self.names: list[tuple[str, ...]] = []  # localization.chunk_name_terms, once per version
         self.counts: TermCounts | None = None
         self.vectors = np.zeros((0, 0), dtype=np.float32)  # a view of the first rows of _vector_buffer
