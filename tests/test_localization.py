@@ -278,3 +278,23 @@ def test_a_file_with_code_and_inline_test_chunks_is_a_code_file_and_only_its_cod
     sources, related = localize_all(corpus, "split a refund evenly", None)
     assert [(s["file"], s["symbol"]) for s in sources] == [("src/split.rs", "split_refund")]
     assert ("src/split.rs", "tests.splits_evenly") in {(r["file"], r["symbol"]) for r in related}
+
+
+def test_a_symbols_windows_give_one_reason_of_each_kind_with_all_their_words() -> None:
+    from lamina.retrieval.localization import _merged_reasons
+
+    merged = _merged_reasons(
+        [
+            ["file rank 1", "lexical: docker, run, --env-file", "dense: file rank 4", "symbol name: run"],
+            ["file rank 1", "lexical: docker, errors", "dense: file rank 4", "names what the task names"],
+        ]
+    )
+    assert merged == [
+        "file rank 1",
+        "lexical: docker, run, --env-file, errors",
+        "dense: file rank 4",
+        "symbol name: run",
+        "names what the task names",
+    ]
+    many = _merged_reasons([[f"lexical: w{i}, x{i}"] for i in range(5)])
+    assert many == ["lexical: w0, x0, w1, x1, w2, x2"]  # at most MAX_REASON_TERMS (6) words

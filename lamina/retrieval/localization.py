@@ -489,6 +489,25 @@ def _reasons(
     return reasons
 
 
+_WORD_LIST_REASONS = ("lexical", "symbol name")  # reasons that list the task's words: "lexical: a, b"
+
+
+def _merged_reasons(per_window: Sequence[Sequence[str]]) -> list[str]:
+    """One symbol's reasons from all its windows, in first-seen order: a reason listing the task's words
+    appears once, with every window's words (at most MAX_REASON_TERMS); any other reason once."""
+    words: dict[str, list[str]] = {}  # a word-list reason's key, or a whole reason -> its words
+    for reasons in per_window:
+        for reason in reasons:
+            key, _, listed = reason.partition(": ")
+            if key in _WORD_LIST_REASONS:
+                seen = words.setdefault(key, [])
+                seen.extend(w for w in listed.split(", ") if w not in seen)
+            else:
+                words.setdefault(reason, [])
+    return [f"{key}: {', '.join(listed[:MAX_REASON_TERMS])}" if key in _WORD_LIST_REASONS else key
+            for key, listed in words.items()]  # fmt: skip
+
+
 def _fill_sources(
     corpus: ChunkCorpus,
     layout: _Layout,
@@ -509,11 +528,7 @@ def _fill_sources(
         _, score, file_ranks = head[file_index]
         docs = symbols_of[file_index][place]
         doc = docs[0]
-        reasons: list[str] = []
-        for window in docs:
-            reasons += [
-                r for r in _reasons(corpus, task, window, file_ranks, file_index + 1) if r not in reasons
-            ]
+        reasons = _merged_reasons([_reasons(corpus, task, w, file_ranks, file_index + 1) for w in docs])
         out.append(
             {
                 "file": corpus.paths[doc],
