@@ -18,6 +18,7 @@ from collections.abc import Collection, Mapping, Sequence
 import numpy as np
 
 from lamina.retrieval.bm25 import BM25Index, idf
+from lamina.retrieval.fusion import linear_scores
 
 # Features of a candidate file, in the order of a feature row (each defined in file_features).
 FILE_FEATURES = (
@@ -127,13 +128,9 @@ def rescore_files(
     """The candidates by the scorer's value, best first (ties: fused order), each with its probability
     1 / (1 + exp(-(intercept + coefficients · features))) as its score. A feature missing from
     `coefficients` weighs 0; an unknown name is a ValueError (a typo never silently counts for nothing)."""
-    unknown = set(coefficients) - set(FILE_FEATURES)
-    if unknown:
-        raise ValueError(f"unknown file features: {sorted(unknown)}")
+    z = linear_scores(features, FILE_FEATURES, coefficients, intercept, "file")
     if not candidates:
         return []
-    weights = np.asarray([coefficients.get(f, 0.0) for f in FILE_FEATURES], dtype=np.float64)
-    z = features @ weights + intercept
     order = np.lexsort((np.arange(len(candidates)), -z))
     probability = 1.0 / (1.0 + np.exp(-z))
     return [(candidates[i][0], float(probability[i]), candidates[i][2]) for i in order.tolist()]

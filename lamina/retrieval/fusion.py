@@ -1,6 +1,7 @@
-"""Turning score vectors into rankings, and rankings into one fused ranking (reciprocal-rank fusion).
+"""Turning evidence into scores (a linear function of named features), score vectors into rankings, and rankings
+into one fused ranking (reciprocal-rank fusion).
 
-Both are deterministic: equal scores are ordered by document index ascending, so the same inputs always
+Rankings are deterministic: equal scores are ordered by document index ascending, so the same inputs always
 give the same order (packets must be reproducible).
 """
 
@@ -12,6 +13,19 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from lamina.constants import RRF_K
+
+
+def linear_scores(
+    features: np.ndarray, names: Sequence[str], coefficients: Mapping[str, float], intercept: float, what: str
+) -> np.ndarray:
+    """intercept + coefficients · row for each row of `features` (columns in the order of `names`). A name
+    missing from `coefficients` weighs 0; an unknown one is a ValueError naming `what` features (a typo
+    never silently counts for nothing). The learned scorers (file_scorer.py, slots.py) share it."""
+    unknown = set(coefficients) - set(names)
+    if unknown:
+        raise ValueError(f"unknown {what} features: {sorted(unknown)}")
+    weights = np.asarray([coefficients.get(name, 0.0) for name in names], dtype=np.float64)
+    return np.asarray(features, dtype=np.float64).reshape(-1, len(names)) @ weights + intercept
 
 
 def top_k(scores: np.ndarray, k: int, min_score: float | None = None) -> list[tuple[int, float]]:

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from lamina.retrieval.fusion import linear_scores
+
 # Features of one candidate symbol, in the order of a feature row (each defined in slot_features).
 SLOT_FEATURES = (
     "file_logrank",  # log(1 + its file's rank)
@@ -59,11 +61,7 @@ def slot_features(
 def slot_scores(features: np.ndarray, coefficients: Mapping[str, float], intercept: float) -> np.ndarray:
     """The linear score (log-odds) of each row. A feature missing from `coefficients` weighs 0; an
     unknown name is a ValueError (a typo never silently counts for nothing)."""
-    unknown = set(coefficients) - set(SLOT_FEATURES)
-    if unknown:
-        raise ValueError(f"unknown slot features: {sorted(unknown)}")
-    weights = np.asarray([coefficients.get(f, 0.0) for f in SLOT_FEATURES], dtype=np.float64)
-    return np.asarray(features, dtype=np.float64).reshape(-1, len(SLOT_FEATURES)) @ weights + intercept
+    return linear_scores(features, SLOT_FEATURES, coefficients, intercept, "slot")
 
 
 def allocate_slots(
