@@ -101,9 +101,8 @@ class _Layout:
 
     files: tuple[str, ...]
     file_of: np.ndarray  # int64 per chunk
-    role_of: tuple[
-        str, ...
-    ]  # per file: code when any of its chunks is (a Rust file with inline tests), else theirs
+    # per file: code when any of its chunks is (a Rust file with inline tests), else its chunks' role
+    role_of: tuple[str, ...]
     chunk_roles: tuple[str, ...]  # per chunk
     related: np.ndarray  # bool per chunk: a test or docs chunk (a `related` candidate)
     code: np.ndarray  # bool per chunk: a source candidate
