@@ -137,8 +137,19 @@ commits; paired Δ variant - base LORO [95% bootstrap]):
   lazygit +0.012, typeorm +0.013, jsoup -0.022 [-0.047, -0.003]. NOT KEPT (where a task's words stand
   together, BM25's best chunk, the path match and the exact-name ranker already rank the file).
 
+Results, session 32 (2026-12-07, `--work /tmp/eval learn --family churn`, six tuning repositories, 593
+commits; paired Δ variant - base LORO [95% bootstrap]):
+
+- `--family churn`: how often and how lately the CHURN_LIMIT (300) non-merge commits before each case's own
+  commit touched the file (commits of more than 50 paths left out), a prior that reads no message. Gold
+  against others: touches 1.718 / 1.132 (log), recency 0.400 / 0.176, rank 0.230 / 0.115. All three MRR
+  +0.000 [-0.009, +0.010], R@10 +0.003, symbol +0.000; churn_touches alone MRR +0.006 [-0.003, +0.014]
+  (aiohttp +0.021, lazygit -0.003), churn_recent alone +0.002, churn_rank1 alone -0.001. NOT KEPT (what a
+  file's history says about a task, its chunks already say; session 9's churn prior, measured at the
+  snapshot, said the same).
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
-        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history|literals|phrases] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history|literals|phrases|churn] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
 
 from __future__ import annotations
@@ -687,6 +698,56 @@ def history_features(
     return out
 
 
+CHURN_FEATURES = (
+    "churn_touches",  # log(1 + how many of the CHURN_LIMIT commits before the case touched the file)
+    "churn_recent",  # 1 / (1 + k / 10), k = how many commits ago it was last touched (0 when not in the window)
+    "churn_rank1",  # 1 / the file's rank among the candidates by touches (0 when untouched)
+)
+CHURN_LIMIT = (
+    300  # non-merge commits before the case's own commit (its parent's history, as a user's HEAD has)
+)
+CHURN_MAX_FILES = 50  # commits touching more paths (reformats, vendoring) say nothing about one file
+_CHURN: dict[str, list[tuple[str, ...]]] = {}  # case commit -> the paths each of its past commits touched
+
+
+def past_touches(clone: Path, commit: str) -> list[tuple[str, ...]]:
+    """The paths each of the CHURN_LIMIT newest non-merge commits before `commit` touched, newest first."""
+    import subprocess
+
+    if commit not in _CHURN:
+        out = subprocess.run(
+            ["git", "-C", str(clone), "log", "--no-merges", f"--max-count={CHURN_LIMIT}", "--format=%x00",
+             "--name-only", f"{commit}^"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        commits = [tuple(p for p in block.split("\n") if p) for block in out.split("\0")[1:]]
+        _CHURN[commit] = [c if len(c) <= CHURN_MAX_FILES else () for c in commits]
+    return _CHURN[commit]
+
+
+def churn_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
+) -> np.ndarray:
+    """CHURN_FEATURES per candidate: how often and how lately the repository's history before the case
+    touched the file, a prior with no reading of any message (session 13's history features read them)."""
+    history = past_touches(WORK / repo.name, repo.cases[case]["commit"])
+    touches: dict[str, int] = {}
+    newest: dict[str, int] = {}
+    for k, paths in enumerate(history):
+        for p in paths:
+            touches[p] = touches.get(p, 0) + 1
+            newest.setdefault(p, k)
+    files = state.layout.files
+    counts = [touches.get(files[f], 0) for f, _, _ in candidates]
+    touched = sorted((i for i, c in enumerate(counts) if c), key=lambda i: (-counts[i], i))
+    rank = {i: n for n, i in enumerate(touched, 1)}
+    out = np.zeros((len(candidates), len(CHURN_FEATURES)))
+    for i, (f, _, _) in enumerate(candidates):
+        if counts[i]:
+            out[i] = (math.log1p(counts[i]), 1.0 / (1.0 + newest[files[f]] / 10.0), 1.0 / rank[i])
+    return out
+
+
 LITERAL_FEATURES = (
     "literal_share",  # idf-weighted share of the task's literals (flags, backticked and quoted text) in the file
     "literal_rank1",  # 1 / the file's rank among the candidates by literal_share (0 when it has none)
@@ -797,7 +858,8 @@ FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_F
                  "names": (NAME_FEATURES, name_features),
                  "history": (HISTORY_FEATURES, history_features),
                  "literals": (LITERAL_FEATURES, literal_features),
-                 "phrases": (PHRASE_FEATURES, phrase_features)})  # fmt: skip
+                 "phrases": (PHRASE_FEATURES, phrase_features),
+                 "churn": (CHURN_FEATURES, churn_features)})  # fmt: skip
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
