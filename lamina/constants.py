@@ -910,3 +910,7 @@ SELECTION_CONFIDENCE_INTERCEPT = -4.4994
 # then less likely right than wrong. Held out on five unread second-brief graphs (session 23), tasks rated
 # 0.3-0.5 were right 0.20 of the time and 0.5-0.7 0.47 (docs/evaluation.md, "Session 23").
 SELECTION_LOW_CONFIDENCE = 0.5
+# The reason of `new_workflow_required` when the product graph holds no Workflow at all (no file matched
+# [graph].paths, or none defines a root): the packet says so instead of asking for "a new one" (session 32:
+# a fresh `lamina init` in a repository without a graph printed "no active root matched").
+SELECTION_NO_ROOTS_REASON = "the product graph has no Workflow roots"

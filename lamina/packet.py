@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION, SELECTION_LOW_CONFIDENCE
+from lamina.constants import (
+    PACKET_VERSION,
+    RETRIEVAL_SCHEMA_VERSION,
+    SELECTION_LOW_CONFIDENCE,
+    SELECTION_NO_ROOTS_REASON,
+)
 
 if TYPE_CHECKING:
     from lamina.retrieval.selection import Selection
@@ -88,7 +93,8 @@ def render_packet(packet: dict[str, Any]) -> str:
     )
     chosen = ", ".join(sel["workflows"]) or "none"
     rated = "" if sel.get("confidence") is None else f"; confidence {sel['confidence']:.2f}"
-    lines.append(f"Selection: {sel['status']} -> {chosen} ({packet['retrieval']['workflow_source']}{rated})")
+    source = "explicit --workflow" if packet["retrieval"]["workflow_source"] == "explicit" else "by selection"
+    lines.append(f"Selection: {sel['status']} -> {chosen} ({source}{rated})")
     if sel.get("reasons"):
         lines.append(f"  Why: {'; '.join(sel['reasons'])}")
     doubtful = sel.get("confidence") is not None and sel["confidence"] < SELECTION_LOW_CONFIDENCE
@@ -96,7 +102,12 @@ def render_packet(packet: dict[str, Any]) -> str:
         lines.append("  Low confidence: check the candidates below; --workflow <id> chooses one.")
     if sel["status"] == "ambiguous":
         lines.append("  The evidence does not separate these; choose one with --workflow <id>:")
-    if sel["status"] == "new_workflow_required":
+    if SELECTION_NO_ROOTS_REASON in sel.get("reasons", ()):
+        lines.append(
+            "  No product graph yet (`lamina graph check` lists the files [graph].paths matched); "
+            "the sources below come from the code alone."
+        )
+    elif sel["status"] == "new_workflow_required":
         lines.append("  No active Workflow covers this task; the product graph needs a new one.")
     for c in sel["candidates"]:
         flag = f" [{c['filtered']}]" if c["filtered"] else ""

@@ -224,3 +224,28 @@ def test_a_task_that_says_it_asks_for_several_things(task: str) -> None:
 )
 def test_a_task_that_does_not_say_it_asks_for_several_things(task: str) -> None:
     assert not signals_several_requests(task)
+
+
+def test_an_empty_product_graph_says_so_instead_of_asking_for_a_new_workflow() -> None:
+    """A repository with no graph yet (a fresh `lamina init`): the outcome is new_workflow_required, but the
+    reason and the text say there is no graph, not that the task needs a new Workflow in it; a graph whose
+    only root is retired still says no active root matched."""
+    from lamina.constants import SELECTION_NO_ROOTS_REASON
+    from lamina.packet import render_packet
+    from lamina.retrieval.selection import RootDoc, Selection, select
+
+    none = np.zeros(0)
+    empty = select("Fix preview window scrolling", [], none, none, none)
+    assert empty.status == "new_workflow_required" and empty.reasons == (SELECTION_NO_ROOTS_REASON,)
+    text = render_packet(_packet_of(empty)).splitlines()
+    assert any(line.startswith("  No product graph yet") for line in text)
+    assert not any("needs a new one" in line for line in text)
+    assert "(by selection)" in text[2]
+
+    retired = [RootDoc("fax-results", "retired", (), {"action": ("fax",)})]
+    one = np.ones(1)
+    gone = select("Fax the results", retired, one, one, one)
+    assert gone.status == "new_workflow_required" and SELECTION_NO_ROOTS_REASON not in gone.reasons
+    text = render_packet(_packet_of(Selection(gone.status, (), (), gone.reasons))).splitlines()
+    assert any("needs a new one" in line for line in text)
+    assert not any("No product graph" in line for line in text)

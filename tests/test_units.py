@@ -209,6 +209,32 @@ def test_graph_check_reports_every_problem_as_json(tmp_path: Path) -> None:
     assert "Bad Id" in message and "ghost" in message and "name" in message
 
 
+def test_init_and_graph_check_say_when_no_graph_file_matches(tmp_path: Path) -> None:
+    """A repository without a product graph: `init` and `graph check` succeed (sources still work) but say
+    that [graph].paths matched nothing, so a mistyped glob does not pass for an empty graph; once a graph
+    file exists, neither says it."""
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "r", {"src/app.py": "def run():\n    return 1\n"})
+    init = run_lamina("init", cwd=repo)
+    assert init.returncode == 0, init.stderr
+    assert "no product graph yet (no file matches product/**/*.toml)" in init.stdout
+    check = run_lamina("graph", "check", cwd=repo)
+    assert check.returncode == 0 and "no file matches product/**/*.toml" in check.stdout
+    body = json.loads(run_lamina("graph", "check", "--json", cwd=repo).stdout)
+    assert body["files"] == [] and body["globs"] == ["product/**/*.toml"] and body["roots"] == 0
+
+    (repo / "product").mkdir()
+    (repo / "product" / "shop.toml").write_text(
+        '[[workflow]]\nid = "refund-order"\ntitle = "Refund an order"\nsummary = "Give money back."\n'
+    )
+    check = run_lamina("graph", "check", cwd=repo)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "no file matches" not in check.stdout and "1 file(s)" in check.stdout
+    again = run_lamina("init", "--json", cwd=repo)
+    assert json.loads(again.stdout)["graph_files"] == ["product/shop.toml"]
+
+
 def test_lamina_error_survives_a_context_manager() -> None:
     from contextlib import contextmanager
 

@@ -11,9 +11,10 @@ from lamina.command_line import add_json_flag, command_group, emit
 from lamina.commands.common import open_context
 
 
-def _load_graph(args: argparse.Namespace) -> tuple[dict[str, str], Any]:
-    """The product graph of this repository (the globs given, else [graph].paths): files and the validated
-    graph; raises LAMINA_GRAPH_INVALID listing every problem. Reads files only: no graphd, no writes."""
+def _load_graph(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, str], Any]:
+    """The product graph of this repository (the globs given, else [graph].paths): the globs, files and the
+    validated graph; raises LAMINA_GRAPH_INVALID listing every problem. Reads files only: no graphd, no
+    writes."""
     from lamina.config import load_config
     from lamina.graph.load import load_graph_files, read_graph_files
     from lamina.repo.git import locate
@@ -21,27 +22,30 @@ def _load_graph(args: argparse.Namespace) -> tuple[dict[str, str], Any]:
     root = locate(Path.cwd()).root
     globs = tuple(args.paths) if getattr(args, "paths", None) else load_config(root).graph.paths
     files = read_graph_files(root, globs)
-    return files, load_graph_files(files)
+    return tuple(globs), files, load_graph_files(files)
 
 
 def cmd_graph_check(args: argparse.Namespace) -> int:
     from lamina.graph.version import graph_version
 
-    files, graph = _load_graph(args)
+    globs, files, graph = _load_graph(args)
     roots = graph.roots()
     payload: dict[str, Any] = {
         "valid": True,
+        "globs": list(globs),
         "files": sorted(files),
         "graph_version": graph_version(graph),
         "roots": len(roots),
         "workflows": len(graph.workflows),
     }
-    emit(
-        args,
-        payload,
+    human = (
         f"valid: {len(files)} file(s), {len(graph.workflows)} workflows ({len(roots)} roots), "
-        f"GraphVersion {payload['graph_version'][:16]}",
+        f"GraphVersion {payload['graph_version'][:16]}"
     )
+    if not files:
+        # An empty graph is valid (packets then hold sources only), but a mistyped glob looks the same.
+        human += f"\nno file matches {', '.join(globs) or '(no globs)'}: packets will hold sources only"
+    emit(args, payload, human)
     return 0
 
 
@@ -49,7 +53,7 @@ def cmd_graph_list(args: argparse.Namespace) -> int:
     """The Workflow roots a task can select or `--workflow` can name, by id."""
     from lamina.graph.version import graph_version
 
-    _, graph = _load_graph(args)
+    _, _, graph = _load_graph(args)
     roots = sorted(graph.roots(), key=lambda w: w.id)
     listed = [{"id": w.id, "title": w.title, "status": w.status, "aliases": list(w.aliases)} for w in roots]
     human = "\n".join(

@@ -31,6 +31,8 @@ threads = 2                     # onnxruntime intra-op threads
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from lamina.config import load_config
+    from lamina.graph.load import expand_graph_globs
     from lamina.repo.git import locate
 
     root = locate(Path.cwd()).root
@@ -41,11 +43,15 @@ def cmd_init(args: argparse.Namespace) -> int:
             continue
         path.write_text(content)
         written.append(name)
-    emit(
-        args,
-        {"root": str(root), "written": written},
-        f"initialised {root}: wrote {', '.join(written) or 'nothing (already present; --force rewrites)'}",
-    )
+    globs = load_config(root).graph.paths
+    graph_files = sorted(expand_graph_globs(root, globs).files)
+    human = f"initialised {root}: wrote {', '.join(written) or 'nothing (already present; --force rewrites)'}"
+    if not graph_files:
+        human += (
+            f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
+            "until one is written (docs/product-graph.md)"
+        )
+    emit(args, {"root": str(root), "written": written, "graph_files": graph_files}, human)
     return 0
 
 

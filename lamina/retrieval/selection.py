@@ -59,6 +59,7 @@ from lamina.constants import (
     SELECTION_DECISION_KEEPS_AGREED,
     SELECTION_DECISION_KEEPS_TERSE_ORDER,
     SELECTION_DECISION_MIN_PROBABILITY,
+    SELECTION_NO_ROOTS_REASON,
     SELECTION_PAIR,
     TERSE_AMBIGUITY_MARGIN,
     TERSE_MAX_WORDS,
@@ -787,6 +788,8 @@ def decide_by_rules(
             return Selection("multi_workflow", tuple(chosen), shown, ("one root per intent", *sign))
 
     active = [c for c in candidates if c.filtered is None]
+    if not roots:
+        return Selection("new_workflow_required", (), shown, (SELECTION_NO_ROOTS_REASON,))
     if not active:
         return Selection("new_workflow_required", (), shown, ("no active root matched",))
     best = active[0]
