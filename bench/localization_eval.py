@@ -445,9 +445,12 @@ def query_vectors(work: Path, name: str, queries: Sequence[str]) -> np.ndarray:
 
 
 def lamina_corpus(dump: Dump, lexical_only: bool = False) -> Any:
+    from lamina.repo.roles import EMBEDDED_ROLES
     from lamina.retrieval.localization import build_chunk_corpus
 
     matrix = dump.matrix if lexical_only is False and dump.matrix.any() else None
+    if matrix is not None:  # as the product: only code is embedded (the dumps embed the baselines' files too)
+        matrix = np.where(np.asarray([r in EMBEDDED_ROLES for r in dump.roles])[:, None], matrix, 0.0)
     return build_chunk_corpus(dump.paths, dump.symbols, dump.kinds, dump.starts, dump.ends, dump.texts,
                               matrix, roles=dump.roles)  # fmt: skip
 

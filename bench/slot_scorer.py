@@ -71,14 +71,13 @@ def collect(work: Path, names: Sequence[str], files: int) -> list[Case]:
         cases = load_cases(work, name)
         vectors = query_vectors(work, name, [c["query"] for c in cases])
         corpus = lamina_corpus(dump)
-        layout = corpus.layout()
         for case, vector in zip(cases, vectors, strict=True):
             gold = {(str(f), str(s)) for f, s in case["gold_symbols"]}
             ranked = rank_files(corpus, case["query"], vector, params=params)
             if not gold or ranked is None:
                 continue
             groups, features = slot_candidates(
-                corpus, layout, ranked.chunk_scores, ranked.files[:files], params
+                corpus, ranked.layout, ranked.chunk_scores, ranked.files[:files], params
             )
             candidates = tuple(
                 tuple(

@@ -298,3 +298,34 @@ def test_a_symbols_windows_give_one_reason_of_each_kind_with_all_their_words() -
     ]
     many = _merged_reasons([[f"lexical: w{i}, x{i}"] for i in range(5)])
     assert many == ["lexical: w0, x0, w1, x1, w2, x2"]  # at most MAX_REASON_TERMS (6) words
+
+
+def test_a_task_scoped_to_an_examples_folder_gets_its_programs_as_sources() -> None:
+    """`fix(examples): …` says where the change is: the example programs (docs by their folder) become
+    source candidates for that task only; a test-named file there stays a test, and unscoped tasks, or tasks
+    scoped to another folder, still list code alone."""
+    from lamina.retrieval.localization import scoped_layout
+    from lamina.retrieval.tokenize import read_task
+
+    corpus = build_chunk_corpus(
+        ["progress.go", "examples/progress/main.go", "examples/progress/main_test.go", "examples/README.md"],
+        ["Progress.Blend", "main", "TestMain", "<file>"],
+        ["method", "function", "function", "section"], [1, 1, 1, 1], [9, 9, 9, 9],
+        ["func (p Progress) Blend(colors []Color) progress bar blend",
+         "func main() { bar := progress.New(); bar.Blend(red, blue) } progress bar blend example",
+         "func TestMain(t *testing.T) { progress bar blend example }",
+         "Progress bar blend example: run main.go"],
+        None, roles=["code", "docs", "test", "docs"],
+    )  # fmt: skip
+    scoped = "fix(examples): use the updated progress bar blend api"
+    layout = scoped_layout(corpus.layout(), read_task(scoped))
+    assert layout.role_of == ("code", "code", "test", "docs")
+    assert corpus.layout().role_of == ("code", "docs", "test", "docs")  # the corpus's own layout is untouched
+    sources, related = localize_all(corpus, scoped, None)
+    assert {s["file"] for s in sources} == {"progress.go", "examples/progress/main.go"}
+    assert all(s["role"] == "code" for s in sources)
+    assert "examples/progress/main.go" not in {r["file"] for r in related}
+    for task in ("use the updated progress bar blend api", "fix(progress): use the updated progress bar blend api",
+                 "docs: use the updated progress bar blend api"):  # fmt: skip
+        assert scoped_layout(corpus.layout(), read_task(task)) is corpus.layout()
+        assert {s["file"] for s in localize(corpus, task, None)} == {"progress.go"}

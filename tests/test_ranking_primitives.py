@@ -411,3 +411,21 @@ def test_rrf_edge_cases() -> None:
     with pytest.raises(ValueError, match="twice"):
         rrf({"bm25": [1, 2, 1]})
     assert [doc for doc, _, _ in rrf({"a": list(np.array([4, 2]))})] == [4, 2]  # numpy indices accepted
+
+
+@pytest.mark.parametrize(
+    ("task", "folders"),
+    [
+        ("fix(examples): use updated progress bar blend api", ("examples",)),
+        ("examples/textinput: support a virtual cursor", ("examples/textinput",)),
+        ("docs(Examples/TextInput): support a virtual cursor", ("examples/textinput",)),
+        ("tpl/collections, net/http: fix the index", ("tpl/collections", "net/http")),
+        ("docs: fix a typo", ()),  # a commit type, not a folder
+        ("Fix the preview window: it scrolls too far", ()),  # no scope: words before a colon
+        ("Use updated progress bar blend api", ()),
+    ],
+)
+def test_a_tasks_commit_scope_names_folders(task: str, folders: tuple[str, ...]) -> None:
+    from lamina.retrieval.tokenize import read_task
+
+    assert read_task(task).folders == folders

@@ -15,7 +15,7 @@ Source text is untrusted data: it is ranked and quoted by position, never interp
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -39,6 +39,7 @@ from lamina.constants import (
     RELATED_LIMIT,
     SOURCES_LIMIT,
 )
+from lamina.repo.roles import conventional_role
 from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
@@ -150,6 +151,45 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
         by_file,
         file_start,
     )
+
+
+def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
+    """The layout a task reads: the corpus's, except that the programs in a folder the task's commit scope
+    names (`fix(examples): …`) are code when only that folder made them docs or tests. The user said where
+    the change is, so example programs join the source candidates (session 32: 53 of bubbletea's 360 and
+    35 of express's 303 commits are scoped to `examples`, whose files were never candidates)."""
+    if not task.folders:
+        return layout
+    opened = [
+        f
+        for f, path in enumerate(layout.files)
+        if layout.role_of[f] in RELATED_ROLES and _only_the_folder_decides(path, task.folders)
+    ]
+    if not opened:
+        return layout
+    code = layout.code.copy()
+    related = layout.related.copy()
+    role_of = list(layout.role_of)
+    for f in opened:
+        rows = layout.by_file[layout.file_start[f] : layout.file_start[f + 1]]
+        code[rows] = True
+        related[rows] = False
+        role_of[f] = SOURCE_ROLE
+    return replace(layout, code=code, related=related, role_of=tuple(role_of), terms_of={})
+
+
+def _only_the_folder_decides(path: str, folders: Sequence[str]) -> bool:
+    """Whether `path` lies in one of the named folders (a run of its folders, "/"-joined) and is code by the
+    conventions once those folders are renamed (a test-named file in `examples/` stays a test)."""
+    parts = path.split("/")
+    lowered = [p.casefold() for p in parts[:-1]]
+    for folder in folders:
+        wanted = folder.split("/")
+        for start in range(len(lowered) - len(wanted) + 1):
+            if lowered[start : start + len(wanted)] == wanted:
+                renamed = parts[:start] + ["_"] * len(wanted) + parts[start + len(wanted) :]
+                return conventional_role("/".join(renamed)) == SOURCE_ROLE
+    return False
 
 
 def chunk_name_terms(path: str, symbol: str) -> tuple[str, ...]:
@@ -319,6 +359,7 @@ class RankedFiles:
     task: TaskQuery
     chunk_scores: Mapping[str, np.ndarray]
     files: Sequence[tuple[int, float, dict[str, int]]]
+    layout: _Layout  # the corpus's, or the task's when its scope names a docs or test folder (scoped_layout)
 
 
 def localize_all(
@@ -337,7 +378,7 @@ def localize_all(
     ranked = rank_files(corpus, query, query_vector, rankers, p, extra)
     if ranked is None:
         return [], []
-    layout = corpus.layout()
+    layout = ranked.layout
     sources = _fill_sources(corpus, layout, ranked.task, ranked.chunk_scores, ranked.files, limit, p)
     related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources)
     return sources, related
@@ -355,8 +396,8 @@ def rank_files(
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return None
-    layout = corpus.layout()
     task = read_task(query)
+    layout = scoped_layout(corpus.layout(), task)
     term_weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
     code_rows = np.flatnonzero(layout.code)
     chunk_scores: dict[str, np.ndarray] = {}
@@ -391,7 +432,7 @@ def rank_files(
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
-    return RankedFiles(task, chunk_scores, fused_files)
+    return RankedFiles(task, chunk_scores, fused_files, layout)
 
 
 def _scored_files(

@@ -217,6 +217,10 @@ class TaskQuery:
     identifier_terms: frozenset[str]  # terms of named identifiers (their whole form and their parts)
     names: frozenset[str]  # the whole-identifier terms (and one-part identifiers) matched against names
     words: Mapping[str, str]  # term -> the task's word that first produced it
+    # The folders its commit scope names (`fix(examples): …`, `examples/textinput: …`), lower-cased, "/"
+    # between a path's folders; commit types (`docs: …`) are not folders. Localization reads the programs
+    # of such a folder as code even where the folder makes them docs or tests (session 32).
+    folders: tuple[str, ...] = ()
 
 
 _FILE_SUFFIX_RE = re.compile(
@@ -252,9 +256,14 @@ def read_task(text: str) -> TaskQuery:
     first_line = text.lstrip().split("\n", 1)[0]
     scope = _SCOPE_RE.match(first_line)
     body = text
+    folders: list[str] = []
     if scope is not None:
         raw = scope.group("conv") or scope.group("plain") or ""
         named.extend(s.strip() for s in re.split(r"[,\s]+", raw) if s.strip())
+        for name in re.split(r"[,\s]+", raw.casefold()):
+            folder = name.strip("./")
+            if folder and folder not in COMMIT_TYPES and folder not in folders:
+                folders.append(folder)
         if scope.group("type"):
             body = text.replace(scope.group(0).strip(), " ", 1)
     named.extend(m.group(1).strip() for m in _BACKTICKED_RE.finditer(text))
@@ -283,4 +292,4 @@ def read_task(text: str) -> TaskQuery:
         for t in word_terms(word):
             terms.setdefault(t, None)
             words.setdefault(t, word)
-    return TaskQuery(tuple(terms), frozenset(identifier_terms), frozenset(names), words)
+    return TaskQuery(tuple(terms), frozenset(identifier_terms), frozenset(names), words, tuple(folders))
