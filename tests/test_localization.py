@@ -324,6 +324,9 @@ def test_a_task_scoped_to_an_examples_folder_gets_its_programs_as_sources() -> N
     sources, related = localize_all(corpus, scoped, None)
     assert {s["file"] for s in sources} == {"progress.go", "examples/progress/main.go"}
     assert all(s["role"] == "code" for s in sources)
+    example = next(s for s in sources if s["file"] == "examples/progress/main.go")
+    assert "in the folder the task names: examples" in example["reasons"]
+    assert not any("folder" in r for s in sources if s["file"] == "progress.go" for r in s["reasons"])
     assert "examples/progress/main.go" not in {r["file"] for r in related}
     for task in ("use the updated progress bar blend api", "fix(progress): use the updated progress bar blend api",
                  "docs: use the updated progress bar blend api"):  # fmt: skip

@@ -113,6 +113,8 @@ class _Layout:
     file_start: np.ndarray  # file f's chunks are by_file[file_start[f]:file_start[f + 1]]
     # file number -> (its path's terms, its named symbols' terms), filled on first use by the file scorer
     terms_of: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict, compare=False)
+    # file number -> the folder of the task's scope that made it code for this task (scoped_layout)
+    opened: Mapping[int, str] = field(default_factory=dict)
 
     def code_rows(self, f: int) -> np.ndarray:
         """File f's code chunks, in corpus order."""
@@ -160,11 +162,11 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
     35 of express's 303 commits are scoped to `examples`, whose files were never candidates)."""
     if not task.folders:
         return layout
-    opened = [
-        f
+    opened = {
+        f: folder
         for f, path in enumerate(layout.files)
-        if layout.role_of[f] in RELATED_ROLES and _only_the_folder_decides(path, task.folders)
-    ]
+        if layout.role_of[f] in RELATED_ROLES and (folder := _deciding_folder(path, task.folders)) is not None
+    }
     if not opened:
         return layout
     code = layout.code.copy()
@@ -175,12 +177,12 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
         code[rows] = True
         related[rows] = False
         role_of[f] = SOURCE_ROLE
-    return replace(layout, code=code, related=related, role_of=tuple(role_of), terms_of={})
+    return replace(layout, code=code, related=related, role_of=tuple(role_of), terms_of={}, opened=opened)
 
 
-def _only_the_folder_decides(path: str, folders: Sequence[str]) -> bool:
-    """Whether `path` lies in one of the named folders (a run of its folders, "/"-joined) and is code by the
-    conventions once those folders are renamed (a test-named file in `examples/` stays a test)."""
+def _deciding_folder(path: str, folders: Sequence[str]) -> str | None:
+    """The named folder `path` lies in (a run of its folders, "/"-joined) when the path is code by the
+    conventions once that folder is renamed (a test-named file in `examples/` stays a test); else None."""
     parts = path.split("/")
     lowered = [p.casefold() for p in parts[:-1]]
     for folder in folders:
@@ -188,8 +190,8 @@ def _only_the_folder_decides(path: str, folders: Sequence[str]) -> bool:
         for start in range(len(lowered) - len(wanted) + 1):
             if lowered[start : start + len(wanted)] == wanted:
                 renamed = parts[:start] + ["_"] * len(wanted) + parts[start + len(wanted) :]
-                return conventional_role("/".join(renamed)) == SOURCE_ROLE
-    return False
+                return folder if conventional_role("/".join(renamed)) == SOURCE_ROLE else None
+    return None
 
 
 def chunk_name_terms(path: str, symbol: str) -> tuple[str, ...]:
@@ -569,6 +571,9 @@ def _fill_sources(
         docs = symbols_of[file_index][place]
         doc = docs[0]
         reasons = _merged_reasons([_reasons(corpus, task, w, file_ranks, file_index + 1) for w in docs])
+        f = head[file_index][0]
+        if f in layout.opened:
+            reasons.append(f"in the folder the task names: {layout.opened[f]}")
         out.append(
             {
                 "file": corpus.paths[doc],
