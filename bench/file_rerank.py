@@ -126,8 +126,8 @@ def case_state(
     from lamina.retrieval import localization as loc
 
     p = params
-    layout = corpus.layout()
     task = loc.read_task(query)
+    layout = loc.scoped_layout(corpus.layout(), task)
     term_weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
     for t, w in (expansion or {}).items():
         term_weights[t] = term_weights.get(t, 0.0) + w
