@@ -120,6 +120,16 @@ def test_a_rust_files_inline_tests_are_related_never_sources_and_not_embedded(re
     assert st["last_build"]["chunks_embedded"] == st["last_build"]["chunks_total"] - config_chunks - 1
 
 
+def test_graphd_lists_the_file_that_states_the_version_first_for_a_release_task(repo: Path) -> None:
+    """graphd reads which chunks state a version when it caches their text (release.states_version): a
+    release task finds src/version.py, which shares none of its words, first; other tasks do not."""
+    (repo / "src/version.py").write_text('"""The shop\'s version."""\n\n__version__ = "2.4.0"\n')
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a version")
+    assert search_files(repo, "Release v2.5.0")[0] == "src/version.py"
+    assert "src/version.py" not in search_files(repo, "capture payment for an order")[:1]
+
+
 def test_noop_check_imports_neither_doit_nor_the_model(repo: Path) -> None:
     prepare(repo)
     proc = subprocess.run(

@@ -332,3 +332,23 @@ def test_a_task_scoped_to_an_examples_folder_gets_its_programs_as_sources() -> N
                  "docs: use the updated progress bar blend api"):  # fmt: skip
         assert scoped_layout(corpus.layout(), read_task(task)) is corpus.layout()
         assert {s["file"] for s in localize(corpus, task, None)} == {"progress.go"}
+
+
+def test_a_release_task_lists_the_code_that_states_the_version_first() -> None:
+    """A release task ("Bumped v1.3.0") shares no word with `__version__ = "1.2.0"`: the files that state a version come
+    first (even one no ranker found), with the rule's reason; any other task ranks as before."""
+    corpus = build_chunk_corpus(
+        ["shop/__version__.py", "shop/client.py", "shop/client.py", "tests/test_version.py"],
+        ["<module>", "Client.release", "Client.bump", "test_version"],
+        ["module", "method", "method", "function"], [1, 1, 9, 1], [1, 8, 16, 3],
+        ['__version__ = "1.2.0"', "def release(self): bump the release version v1.3.0 of the client",
+         "def bump(self): bumped version release", 'def test_version(): assert __version__ == "1.2.0"'],
+        None, roles=["code", "code", "code", "test"],
+    )  # fmt: skip
+    sources = localize(corpus, "Bumped v1.3.0", None)
+    assert sources[0]["file"] == "shop/__version__.py"
+    assert "states the version a release task changes" in sources[0]["reasons"]
+    assert all("release task" not in r for s in sources[1:] for r in s["reasons"])
+    other = localize(corpus, "bump the client release version", None)
+    assert other[0]["file"] == "shop/client.py"
+    assert all("release task" not in r for s in other for r in s["reasons"])

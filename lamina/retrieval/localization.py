@@ -44,6 +44,7 @@ from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
 from lamina.retrieval.fusion import top_k
+from lamina.retrieval.release import reads_as_release, states_version
 from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
 from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
 
@@ -70,6 +71,8 @@ class ChunkCorpus:
     roles: Sequence[str] = ()
     # Chunk i's name terms (chunk_name_terms); empty = computed on first use.
     name_terms: Sequence[tuple[str, ...]] = ()
+    # Whether chunk i's text states a version (release.states_version); empty = none known.
+    states_version: Sequence[bool] = ()
     # Per-corpus structures built on first use (files, name terms); never part of equality.
     _layout: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -254,6 +257,7 @@ def build_chunk_corpus(
         build_bm25(docs, BM25_FIELD_WEIGHTS),
         matrix,
         roles=tuple(roles),
+        states_version=tuple(states_version(t) for t in texts),
     )
 
 
@@ -362,6 +366,8 @@ class RankedFiles:
     chunk_scores: Mapping[str, np.ndarray]
     files: Sequence[tuple[int, float, dict[str, int]]]
     layout: _Layout  # the corpus's, or the task's when its scope names a docs or test folder (scoped_layout)
+    # files a rule put first, with the reason each source of theirs gives (a release task's version files)
+    pinned: Mapping[int, str] = field(default_factory=dict)
 
 
 def localize_all(
@@ -381,7 +387,9 @@ def localize_all(
     if ranked is None:
         return [], []
     layout = ranked.layout
-    sources = _fill_sources(corpus, layout, ranked.task, ranked.chunk_scores, ranked.files, limit, p)
+    sources = _fill_sources(
+        corpus, layout, ranked.task, ranked.chunk_scores, ranked.files, limit, p, ranked.pinned
+    )
     related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources)
     return sources, related
 
@@ -434,7 +442,29 @@ def rank_files(
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
-    return RankedFiles(task, chunk_scores, fused_files, layout)
+    pinned: dict[int, str] = {}
+    if corpus.states_version and reads_as_release(query):
+        fused_files, pinned = _version_files_first(corpus, layout, fused_files)
+    return RankedFiles(task, chunk_scores, fused_files, layout, pinned)
+
+
+def _version_files_first(
+    corpus: ChunkCorpus, layout: _Layout, files: Sequence[tuple[int, float, dict[str, int]]]
+) -> tuple[list[tuple[int, float, dict[str, int]]], dict[int, str]]:
+    """A release task's files: the code files that state a version first (in their ranked order, then by
+    path when unranked), then the rest; and the reason their sources give (release.py)."""
+    code = np.flatnonzero(layout.code).tolist()
+    stating = {int(layout.file_of[i]) for i in code if corpus.states_version[i]}
+    if not stating:
+        return list(files), {}
+    first = [entry for entry in files if entry[0] in stating]
+    ranked = {entry[0] for entry in first}
+    unranked: list[tuple[int, float, dict[str, int]]] = [
+        (f, 0.0, {}) for f in sorted(stating - ranked, key=lambda f: layout.files[f])
+    ]
+    rest = [entry for entry in files if entry[0] not in stating]
+    reason = "states the version a release task changes"
+    return first + unranked + rest, {f: reason for f in stating}
 
 
 def _scored_files(
@@ -558,9 +588,11 @@ def _fill_sources(
     fused_files: Sequence[tuple[int, float, dict[str, int]]],
     limit: int,
     p: LocalizeParams,
+    pinned: Mapping[int, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The best symbols of the best files (lamina/retrieval/slots.py decides how many of each): one entry
-    per symbol, its windows' reasons merged, files in rank order."""
+    per symbol, its windows' reasons merged, files in rank order; a file a rule put first (`pinned`) gives
+    each of its entries the rule's reason."""
     head = list(fused_files[:limit])
     symbols_of, features = slot_candidates(corpus, layout, chunk_scores, head, p)
     scores = iter(slot_scores(features, p.slot_scorer, p.slot_intercept).tolist())
@@ -574,6 +606,8 @@ def _fill_sources(
         f = head[file_index][0]
         if f in layout.opened:
             reasons.append(f"in the folder the task names: {layout.opened[f]}")
+        if pinned and f in pinned:
+            reasons.append(pinned[f])
         out.append(
             {
                 "file": corpus.paths[doc],

@@ -38,6 +38,7 @@ from lamina.retrieval.localization import (
     localize_all,
 )
 from lamina.retrieval.readers import IndexReader, ProductReader
+from lamina.retrieval.release import states_version
 from lamina.retrieval.root_vectors import RootVectors, root_vectors
 from lamina.retrieval.selection import (
     Facet,
@@ -130,6 +131,7 @@ class VersionCache:
         self.parts: list[int] = []
         self.roles: list[str] = []  # a chunk version's meta is its role (lamina/repo/roles.py chunk_role)
         self.names: list[tuple[str, ...]] = []  # localization.chunk_name_terms, once per version
+        self.states_version: list[bool] = []  # release.states_version of its text, once per version
         self.counts: TermCounts | None = None
         self.vectors = np.zeros((0, 0), dtype=np.float32)  # a view of the first rows of _vector_buffer
         self._vector_buffer = self.vectors
@@ -178,6 +180,7 @@ class VersionCache:
         self.parts += [int(x) for x in pick("part")]
         self.roles += [m or conventional_role(p) for m, p in zip(pick("meta"), paths, strict=True)]
         self.names += [chunk_name_terms(p, s) for p, s in zip(paths, symbols, strict=True)]
+        self.states_version += [states_version(t) for t in pick("text")]
         new_vectors = [vectors[i] for i in chunk_rows]
         present = np.array([v is not None for v in new_vectors], dtype=bool)
         dim = next((len(v) // 4 for v in new_vectors if v is not None), self.vectors.shape[1])
@@ -245,6 +248,7 @@ class VersionCache:
             order if dense else None,
             roles=RowView(self.roles, rows),
             name_terms=RowView(self.names, rows),
+            states_version=RowView(self.states_version, rows),
         )
 
     def compact(self, keep: set[str]) -> bool:
@@ -267,7 +271,9 @@ class VersionCache:
         order = np.asarray(rows, dtype=np.int64)
         if self.counts is not None:
             self.counts = take_rows(self.counts, order)
-        for name in ("ids", "paths", "symbols", "kinds", "starts", "ends", "parts", "roles", "names"):
+        for name in (
+            "ids", "paths", "symbols", "kinds", "starts", "ends", "parts", "roles", "names", "states_version"
+        ):  # fmt: skip
             column = getattr(self, name)
             setattr(self, name, [column[r] for r in rows])
         buffer = np.zeros((len(rows) + len(keep) - held, self.vectors.shape[1]), dtype=np.float32)
