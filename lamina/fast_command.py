@@ -40,7 +40,7 @@ def read_prepare(argv: list[str]) -> dict[str, Any] | None:
             return None
         else:
             task = arg
-    if task is None:
+    if task is None or not task.strip():  # a blank task: the full path reports it (LAMINA_USAGE)
         return None
     command["task"] = task
     return command

@@ -112,10 +112,11 @@ class ToolSpec:
 def _prepare_work(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
     """`lamina work prepare TASK [--workflow ID] --json`: graphd's one round trip when a graphd with this
     environment runs, otherwise the full path (which starts graphd), as the CLI does."""
+    from lamina.commands.common import require_words
     from lamina.commands.work import prepare_context, prepare_packet
     from lamina.index.hosted_prepare import ask_graphd_to_prepare
 
-    task, workflow = arguments["task"], arguments.get("workflow")
+    task, workflow = require_words(arguments["task"]), arguments.get("workflow")
     reply = ask_graphd_to_prepare(".", task, workflow, quiet=False, tty=True, show=call.stream.show)
     if reply is not None:
         packet: dict[str, Any] = reply["packet"]

@@ -116,6 +116,13 @@ def test_tools_have_schemas_and_malformed_arguments_are_tool_errors(tmp_path: Pa
                     error = result.structured_content["error"]  # type: ignore[index]
                     assert error["code"] == "LAMINA_USAGE" and name in error["message"] and error["hint"]
                     assert result.content[0].text.startswith("LAMINA_USAGE: ")  # type: ignore[union-attr]
+                # a blank task or query passes the schema (a string of length 1+) but says nothing: refused
+                # before anything is built or asked, as the CLI does
+                for name, arguments in [("prepare_work", {"task": "   "}), ("search_code", {"query": "\n"})]:
+                    result = await client.call_tool(name, arguments)
+                    assert result.is_error, (name, arguments)
+                    error = result.structured_content["error"]  # type: ignore[index]
+                    assert error["code"] == "LAMINA_USAGE" and "is empty" in error["message"]
                 assert (
                     set(t.name for t in (await client.list_tools(cache_mode="refresh")).tools) == TOOL_NAMES
                 )

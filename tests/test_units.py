@@ -235,6 +235,21 @@ def test_init_and_graph_check_say_when_no_graph_file_matches(tmp_path: Path) -> 
     assert json.loads(again.stdout)["graph_files"] == ["product/shop.toml"]
 
 
+def test_an_empty_task_or_search_text_is_a_usage_error_before_anything_is_built(tmp_path: Path) -> None:
+    """An empty or blank task once selected and localized at random; now LAMINA_USAGE (exit 2) with a hint,
+    and no index is built. The freshness check reads no task, so a blank one is fine there."""
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "r", {"src/app.py": "def run():\n    return 1\n"})
+    for args in (("work", "prepare", ""), ("work", "prepare", "  \n ", "--json"), ("context", "search", " ")):
+        proc = run_lamina(*args, "--json", cwd=repo) if "--json" not in args else run_lamina(*args, cwd=repo)
+        assert proc.returncode == ERROR_CODES["LAMINA_USAGE"][0], (args, proc.stdout, proc.stderr)
+        error = json.loads(proc.stdout)["error"]
+        assert error["code"] == "LAMINA_USAGE" and "is empty" in error["message"] and error["hint"]
+    assert not (repo / ".git" / "lamina").exists()  # nothing was built
+    assert run_lamina("work", "prepare", "", "--check", cwd=repo).returncode in (0, 1)
+
+
 def test_lamina_error_survives_a_context_manager() -> None:
     from contextlib import contextmanager
 
@@ -454,6 +469,7 @@ def test_a_content_store_made_again_at_the_same_path_has_another_identity(tmp_pa
         ),
         (["work", "prepare", "x"], {"task": "x", "check": False}),
         (["work", "prepare", "x", "--check", "--require-cached"], None),
+        (["work", "prepare", "  "], None),  # a blank task: the full path reports LAMINA_USAGE
         (["hook", "run"], None),
     ],
 )

@@ -10,6 +10,17 @@ from typing import Any
 from lamina.errors import LaminaError
 
 
+def require_words(text: str, what: str = "task") -> str:
+    """`text` when it has something to read; LAMINA_USAGE (nothing built or asked) when it is empty or blank:
+    an empty task once selected and localized at random (session 32)."""
+    if not text.strip():
+        raise LaminaError(
+            "LAMINA_USAGE",
+            f'the {what} is empty: say in plain words what to do (for example "refund a cancelled order")',
+        )
+    return text
+
+
 def context_from_args(args: argparse.Namespace, allow_lexical: bool = False) -> Any:
     return open_context(
         require_cached=getattr(args, "require_cached", False),

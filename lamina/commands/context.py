@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from lamina.command_line import add_json_flag, command_group, emit
-from lamina.commands.common import context_from_args, open_context, query_current_generation
+from lamina.commands.common import context_from_args, open_context, query_current_generation, require_words
 from lamina.index.progress import build_summary
 
 
@@ -122,6 +122,7 @@ def search_sources(
     """What `lamina context search TEXT --json` prints: the index synced, then source localization only."""
     from lamina.index.build import sync
 
+    require_words(text, "search text")
     ctx = open_context(quiet=quiet, allow_lexical=True, progress=progress)
     sync(ctx)
     return query_current_generation(ctx, "query.search", text=text, ranker=ranker)

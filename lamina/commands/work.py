@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lamina.command_line import add_json_flag, command_group, emit
-from lamina.commands.common import open_context, query_current_generation
+from lamina.commands.common import open_context, query_current_generation, require_words
 from lamina.errors import STALE_EXIT_STATUS, LaminaError
 from lamina.index.progress import build_summary
 
@@ -43,6 +43,9 @@ def prepare_packet(
 
 def cmd_prepare(args: argparse.Namespace) -> int:
     from lamina.index.build import is_fresh
+
+    if not args.check:  # the freshness check reads no task ("prepare x --check")
+        require_words(args.task)
 
     ctx = prepare_context(
         args.workflow,
