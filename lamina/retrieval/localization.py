@@ -366,8 +366,9 @@ class RankedFiles:
     chunk_scores: Mapping[str, np.ndarray]
     files: Sequence[tuple[int, float, dict[str, int]]]
     layout: _Layout  # the corpus's, or the task's when its scope names a docs or test folder (scoped_layout)
-    # files a rule put first, with the reason each source of theirs gives (a release task's version files)
-    pinned: Mapping[int, str] = field(default_factory=dict)
+    # what a rule of the task's reading said about a file, given as reasons by each of its sources: the folder
+    # its scope names (scoped_layout), the version a release task changes (_version_files_first)
+    file_reasons: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
 
 
 def localize_all(
@@ -388,7 +389,7 @@ def localize_all(
         return [], []
     layout = ranked.layout
     sources = _fill_sources(
-        corpus, layout, ranked.task, ranked.chunk_scores, ranked.files, limit, p, ranked.pinned
+        corpus, layout, ranked.task, ranked.chunk_scores, ranked.files, limit, p, ranked.file_reasons
     )
     related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources)
     return sources, related
@@ -442,29 +443,30 @@ def rank_files(
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
-    pinned: dict[int, str] = {}
+    file_reasons = {f: (f"in the folder the task names: {folder}",) for f, folder in layout.opened.items()}
     if corpus.states_version and reads_as_release(query):
-        fused_files, pinned = _version_files_first(corpus, layout, fused_files)
-    return RankedFiles(task, chunk_scores, fused_files, layout, pinned)
+        fused_files, stating = _version_files_first(corpus, layout, fused_files)
+        for f in stating:
+            file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
+    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons)
 
 
 def _version_files_first(
     corpus: ChunkCorpus, layout: _Layout, files: Sequence[tuple[int, float, dict[str, int]]]
-) -> tuple[list[tuple[int, float, dict[str, int]]], dict[int, str]]:
+) -> tuple[list[tuple[int, float, dict[str, int]]], set[int]]:
     """A release task's files: the code files that state a version first (in their ranked order, then by
-    path when unranked), then the rest; and the reason their sources give (release.py)."""
+    path when unranked), then the rest; and which files state one (release.py)."""
     code = np.flatnonzero(layout.code).tolist()
     stating = {int(layout.file_of[i]) for i in code if corpus.states_version[i]}
     if not stating:
-        return list(files), {}
+        return list(files), stating
     first = [entry for entry in files if entry[0] in stating]
     ranked = {entry[0] for entry in first}
     unranked: list[tuple[int, float, dict[str, int]]] = [
         (f, 0.0, {}) for f in sorted(stating - ranked, key=lambda f: layout.files[f])
     ]
     rest = [entry for entry in files if entry[0] not in stating]
-    reason = "states the version a release task changes"
-    return first + unranked + rest, {f: reason for f in stating}
+    return first + unranked + rest, stating
 
 
 def _scored_files(
@@ -588,11 +590,11 @@ def _fill_sources(
     fused_files: Sequence[tuple[int, float, dict[str, int]]],
     limit: int,
     p: LocalizeParams,
-    pinned: Mapping[int, str] | None = None,
+    file_reasons: Mapping[int, tuple[str, ...]] | None = None,
 ) -> list[dict[str, Any]]:
     """The best symbols of the best files (lamina/retrieval/slots.py decides how many of each): one entry
-    per symbol, its windows' reasons merged, files in rank order; a file a rule put first (`pinned`) gives
-    each of its entries the rule's reason."""
+    per symbol, its windows' reasons merged, then what a rule said about its file (`file_reasons`), files in
+    rank order."""
     head = list(fused_files[:limit])
     symbols_of, features = slot_candidates(corpus, layout, chunk_scores, head, p)
     scores = iter(slot_scores(features, p.slot_scorer, p.slot_intercept).tolist())
@@ -603,11 +605,7 @@ def _fill_sources(
         docs = symbols_of[file_index][place]
         doc = docs[0]
         reasons = _merged_reasons([_reasons(corpus, task, w, file_ranks, file_index + 1) for w in docs])
-        f = head[file_index][0]
-        if f in layout.opened:
-            reasons.append(f"in the folder the task names: {layout.opened[f]}")
-        if pinned and f in pinned:
-            reasons.append(pinned[f])
+        reasons.extend((file_reasons or {}).get(head[file_index][0], ()))
         out.append(
             {
                 "file": corpus.paths[doc],
