@@ -712,12 +712,9 @@ SCOPE_FEATURES = (
 
 def in_folders(path: str, folders: Sequence[str]) -> bool:
     """Whether a run of `path`'s folders is one of `folders` ("a/b" names two folders in a row)."""
-    lowered = [p.casefold() for p in path.split("/")[:-1]]
-    for folder in folders:
-        wanted = folder.split("/")
-        if any(lowered[i : i + len(wanted)] == wanted for i in range(len(lowered) - len(wanted) + 1)):
-            return True
-    return False
+    from lamina.retrieval.localization import folder_start
+
+    return any(folder_start(path, folder) >= 0 for folder in folders)
 
 
 def scope_features(

@@ -183,17 +183,27 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
     return replace(layout, code=code, related=related, role_of=tuple(role_of), terms_of={}, opened=opened)
 
 
+def folder_start(path: str, folder: str) -> int:
+    """Where `folder` (lower-case, "/" between folders) first lies in `path` as a run of its folders: the
+    index of the run's first folder, or -1."""
+    lowered = [p.casefold() for p in path.split("/")[:-1]]
+    wanted = folder.split("/")
+    for start in range(len(lowered) - len(wanted) + 1):
+        if lowered[start : start + len(wanted)] == wanted:
+            return start
+    return -1
+
+
 def _deciding_folder(path: str, folders: Sequence[str]) -> str | None:
-    """The named folder `path` lies in (a run of its folders, "/"-joined) when the path is code by the
-    conventions once that folder is renamed (a test-named file in `examples/` stays a test); else None."""
-    parts = path.split("/")
-    lowered = [p.casefold() for p in parts[:-1]]
+    """The named folder `path` lies in when the path is code by the conventions once that folder is renamed
+    (a test-named file in `examples/` stays a test); else None."""
     for folder in folders:
-        wanted = folder.split("/")
-        for start in range(len(lowered) - len(wanted) + 1):
-            if lowered[start : start + len(wanted)] == wanted:
-                renamed = parts[:start] + ["_"] * len(wanted) + parts[start + len(wanted) :]
-                return folder if conventional_role("/".join(renamed)) == SOURCE_ROLE else None
+        start = folder_start(path, folder)
+        if start >= 0:
+            parts = path.split("/")
+            width = folder.count("/") + 1
+            renamed = parts[:start] + ["_"] * width + parts[start + width :]
+            return folder if conventional_role("/".join(renamed)) == SOURCE_ROLE else None
     return None
 
 
