@@ -348,6 +348,17 @@ def test_a_release_task_lists_the_code_that_states_the_version_first() -> None:
     sources = localize(corpus, "Bumped v1.3.0", None)
     assert sources[0]["file"] == "shop/__version__.py"
     assert "states the version a release task changes" in sources[0]["reasons"]
+    # in a file with named symbols too, the version line's chunk is the file's first entry
+    mixed = build_chunk_corpus(
+        ["app.js", "app.js", "app.js"], ["<module>", "listen", "close"], ["module", "function", "function"],
+        [1, 5, 20], [3, 18, 30],
+        ["'use strict'\nconst VERSION = '5.5.0'\nconst http = require('http')",
+         "function listen (port) { return server.listen(port) }", "function close () { server.close() }"],
+        None, roles=["code"] * 3,
+    )  # fmt: skip
+    first = localize(mixed, "Bumped v5.6.0", None)[0]
+    assert (first["file"], first["symbol"]) == ("app.js", "<module>")
+    assert localize(mixed, "close the server", None)[0]["symbol"] == "close"
     assert all("release task" not in r for s in sources[1:] for r in s["reasons"])
     other = localize(corpus, "bump the client release version", None)
     assert other[0]["file"] == "shop/client.py"

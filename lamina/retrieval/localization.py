@@ -14,6 +14,7 @@ Source text is untrusted data: it is ranked and quoted by position, never interp
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -379,6 +380,9 @@ class RankedFiles:
     # what a rule of the task's reading said about a file, given as reasons by each of its sources: the folder
     # its scope names (scoped_layout), the version a release task changes (_version_files_first)
     file_reasons: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
+    lead: frozenset[int] = (
+        frozenset()
+    )  # chunks that are their file's first source (a release's version lines)
 
 
 def localize_all(
@@ -399,7 +403,15 @@ def localize_all(
         return [], []
     layout = ranked.layout
     sources = _fill_sources(
-        corpus, layout, ranked.task, ranked.chunk_scores, ranked.files, limit, p, ranked.file_reasons
+        corpus,
+        layout,
+        ranked.task,
+        ranked.chunk_scores,
+        ranked.files,
+        limit,
+        p,
+        ranked.file_reasons,
+        ranked.lead,
     )
     related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources)
     return sources, related
@@ -454,29 +466,30 @@ def rank_files(
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
     file_reasons = {f: (f"in the folder the task names: {folder}",) for f, folder in layout.opened.items()}
+    lead: frozenset[int] = frozenset()
     if corpus.states_version and reads_as_release(query):
-        fused_files, stating = _version_files_first(corpus, layout, fused_files)
-        for f in stating:
+        fused_files, lead = _version_files_first(corpus, layout, fused_files)
+        for f in {int(layout.file_of[i]) for i in lead}:
             file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
-    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons)
+    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead)
 
 
 def _version_files_first(
     corpus: ChunkCorpus, layout: _Layout, files: Sequence[tuple[int, float, dict[str, int]]]
-) -> tuple[list[tuple[int, float, dict[str, int]]], set[int]]:
+) -> tuple[list[tuple[int, float, dict[str, int]]], frozenset[int]]:
     """A release task's files: the code files that state a version first (in their ranked order, then by
-    path when unranked), then the rest; and which files state one (release.py)."""
-    code = np.flatnonzero(layout.code).tolist()
-    stating = {int(layout.file_of[i]) for i in code if corpus.states_version[i]}
+    path when unranked), then the rest; and the code chunks that state one (release.py)."""
+    lines = frozenset(i for i in np.flatnonzero(layout.code).tolist() if corpus.states_version[i])
+    stating = {int(layout.file_of[i]) for i in lines}
     if not stating:
-        return list(files), stating
+        return list(files), lines
     first = [entry for entry in files if entry[0] in stating]
     ranked = {entry[0] for entry in first}
     unranked: list[tuple[int, float, dict[str, int]]] = [
         (f, 0.0, {}) for f in sorted(stating - ranked, key=lambda f: layout.files[f])
     ]
     rest = [entry for entry in files if entry[0] not in stating]
-    return first + unranked + rest, stating
+    return first + unranked + rest, lines
 
 
 def _scored_files(
@@ -601,14 +614,23 @@ def _fill_sources(
     limit: int,
     p: LocalizeParams,
     file_reasons: Mapping[int, tuple[str, ...]] | None = None,
+    lead: frozenset[int] = frozenset(),
 ) -> list[dict[str, Any]]:
     """The best symbols of the best files (lamina/retrieval/slots.py decides how many of each): one entry
     per symbol, its windows' reasons merged, then what a rule said about its file (`file_reasons`), files in
-    rank order."""
+    rank order. A `lead` chunk (a release task's version line, even in a `<module>` chunk) is its file's first
+    entry."""
     head = list(fused_files[:limit])
     symbols_of, features = slot_candidates(corpus, layout, chunk_scores, head, p)
     scores = iter(slot_scores(features, p.slot_scorer, p.slot_intercept).tolist())
-    offers = [[(next(scores), corpus.symbols[g[0]].startswith("<")) for g in groups] for groups in symbols_of]
+    offers = []
+    for groups in symbols_of:
+        file_offers = []
+        for g in groups:
+            score = next(scores)  # one per candidate, file by file
+            placeholder = corpus.symbols[g[0]].startswith("<")
+            file_offers.append((math.inf, False) if g[0] in lead else (score, placeholder))
+        offers.append(file_offers)
     out = []
     for file_index, place in allocate_slots(offers, limit, p.new_file_bonus):
         _, score, file_ranks = head[file_index]
