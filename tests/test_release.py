@@ -61,3 +61,11 @@ def test_other_tasks_do_not(task: str) -> None:
 )
 def test_a_chunk_states_a_version_when_it_assigns_one_to_a_version_name(text: str, states: bool) -> None:
     assert states_version(text) is states
+
+
+def test_a_long_line_is_not_read_however_many_versions_it_assigns() -> None:
+    """Minified code or a hostile file: one long line is skipped (it held 50,000 hits, and each copied the
+    900 KB line before); a short line after it still counts."""
+    line = "var version='1.2';" * 50_000
+    assert not states_version(line)
+    assert states_version(line + '\n__version__ = "1.2.0"\n')

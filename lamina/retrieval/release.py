@@ -36,6 +36,8 @@ def reads_as_release(task: str) -> bool:
     return _RELEASE_TASK.match(task.lstrip().split("\n", 1)[0]) is not None
 
 
+_LONGEST_LINE = 300  # characters
+
 # Where a version may be assigned: "version", a short type annotation or nothing, "=" or ":=", a quoted number.
 # Cheap; each hit's line is then read with _STATES_VERSION (maven's 30,689 chunks, a Java project that says
 # "version" everywhere: 0.9 s when the whole pattern read every line, ~0.1 s so).
@@ -49,6 +51,9 @@ def states_version(text: str) -> bool:
     for hit in _VERSION_VALUE.finditer(text):
         start = text.rfind("\n", 0, hit.start()) + 1
         end = text.find("\n", hit.end())
-        if _STATES_VERSION.match(text[start : len(text) if end < 0 else end]) is not None:
+        end = len(text) if end < 0 else end
+        # a version assignment is a short line; a long one (minified code, data) is skipped, which also keeps
+        # a hostile file with thousands of hits on one line from costing a copy of that line for each
+        if end - start <= _LONGEST_LINE and _STATES_VERSION.match(text[start:end]) is not None:
             return True
     return False
