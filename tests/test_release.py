@@ -69,3 +69,11 @@ def test_a_long_line_is_not_read_however_many_versions_it_assigns() -> None:
     line = "var version='1.2';" * 50_000
     assert not states_version(line)
     assert states_version(line + '\n__version__ = "1.2.0"\n')
+
+
+def test_reading_a_long_version_like_task_takes_no_backtracking() -> None:
+    """A version and then a long run of letters that fails: each part can be read one way only (an optional
+    separator between letter runs once made this exponential: 26 letters took 17 s)."""
+    assert not reads_as_release("v1.2.3" + "a" * 5_000 + "!")
+    assert not reads_as_release("1.2" + ".a1" * 5_000 + " and more words")
+    assert reads_as_release("v1.2.3rc1-beta.2+build.5")

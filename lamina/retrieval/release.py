@@ -18,7 +18,7 @@ import re
 _RELEASE_TASK = re.compile(
     r"^\s*(?:[a-z]+(?:\([^)\n]*\))?!?:\s*)?"
     r"(?:(?:prepare\s+)?release|version|bump(?:ed)?(?:\s+(?:the\s+)?version)?(?:\s+to)?)?"
-    r"\s*v?\d+\.\d+(?:\.\d+)?(?:[-.+]?[0-9A-Za-z]+)*\.?\s*(?:$|\*|\(|\n)",
+    r"\s*v?\d+\.\d+(?:\.\d+)?[0-9A-Za-z]*(?:[-.+][0-9A-Za-z]+)*\.?\s*(?:$|\*|\(|\n)",
     re.IGNORECASE,
 )
 # A line that states a version: an assignment or constant whose name is or ends in "version" (any case, with
