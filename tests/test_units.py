@@ -235,6 +235,22 @@ def test_init_and_graph_check_say_when_no_graph_file_matches(tmp_path: Path) -> 
     assert json.loads(again.stdout)["graph_files"] == ["product/shop.toml"]
 
 
+def test_init_beside_a_broken_lamina_toml_writes_its_part_and_says_what_is_wrong(tmp_path: Path) -> None:
+    """A lamina.toml kept from before with a syntax error: `init` (without --force) leaves it, writes dodo.py,
+    exits 0 and says the file has problems and that --force rewrites it; --force then fixes it."""
+    from tests.helpers import make_repo
+
+    repo = make_repo(tmp_path / "r", {"lamina.toml": "[graph\npaths = 3\n"})
+    proc = run_lamina("init", "--json", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    body = json.loads(proc.stdout)
+    assert body["written"] == ["dodo.py"] and body["config_error"]["code"] == "LAMINA_CONFIG"
+    assert (repo / "lamina.toml").read_text() == "[graph\npaths = 3\n"  # the user's file is not touched
+    assert "init --force" in run_lamina("init", cwd=repo).stdout
+    fixed = json.loads(run_lamina("init", "--force", "--json", cwd=repo).stdout)
+    assert "config_error" not in fixed and fixed["graph_files"] == []
+
+
 def test_an_empty_task_or_search_text_is_a_usage_error_before_anything_is_built(tmp_path: Path) -> None:
     """An empty or blank task once selected and localized at random; now LAMINA_USAGE (exit 2) with a hint,
     and no index is built. The freshness check reads no task, so a blank one is fine there."""

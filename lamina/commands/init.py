@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lamina.command_line import add_json_flag, command_group, emit
+from lamina.errors import LaminaError
 
 DODO_TEMPLATE = '''"""doit entry point for Lamina's index (written by `lamina init`): `doit list`, `doit info generation`."""
 
@@ -43,15 +44,21 @@ def cmd_init(args: argparse.Namespace) -> int:
             continue
         path.write_text(content)
         written.append(name)
-    globs = load_config(root).graph.paths
-    graph_files = sorted(expand_graph_globs(root, globs).files)
     human = f"initialised {root}: wrote {', '.join(written) or 'nothing (already present; --force rewrites)'}"
-    if not graph_files:
-        human += (
-            f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
-            "until one is written (docs/product-graph.md)"
-        )
-    emit(args, {"root": str(root), "written": written, "graph_files": graph_files}, human)
+    payload: dict[str, Any] = {"root": str(root), "written": written}
+    try:
+        globs = load_config(root).graph.paths
+        payload["graph_files"] = sorted(expand_graph_globs(root, globs).files)
+    except LaminaError as err:  # a lamina.toml kept from before, with problems: init still did its part
+        payload["config_error"] = {"code": err.code, "message": err.message}
+        human += f"\nthe existing lamina.toml has problems ({err.message}): fix it, or `lamina init --force` rewrites it"
+    else:
+        if not payload["graph_files"]:
+            human += (
+                f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
+                "until one is written (docs/product-graph.md)"
+            )
+    emit(args, payload, human)
     return 0
 
 
