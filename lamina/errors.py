@@ -9,7 +9,10 @@ from __future__ import annotations
 # code -> (exit status, default hint)
 ERROR_CODES: dict[str, tuple[int, str]] = {
     "LAMINA_USAGE": (2, "Run `lamina --help` for the commands and their options."),
-    "LAMINA_CONFIG": (3, "Fix lamina.toml (see docs/configuration.md), or rewrite it with `lamina init --force`."),
+    "LAMINA_CONFIG": (
+        3,
+        "Fix lamina.toml (see docs/configuration.md), or rewrite it with `lamina init --force`.",
+    ),
     "LAMINA_GRAPH_INVALID": (4, "Fix every listed problem, then run `lamina graph check`."),
     "LAMINA_RETRIEVAL_INTEGRITY": (
         5,
