@@ -38,12 +38,19 @@ def copy_tree(src: Path, dst: Path) -> Path:
     return dst
 
 
-def synthetic_versions(n: int, dim: int = 8, seed: int = 0, prefix: str = "f") -> pa.Table:
-    """n chunk versions with texts and unit vectors, as the worker uploads them."""
+def synthetic_versions(
+    n: int, dim: int = 8, seed: int = 0, prefix: str = "f", version_every: int = 0
+) -> pa.Table:
+    """n chunk versions with texts and unit vectors, as the worker uploads them; every `version_every`-th
+    text also states a version (`__version__ = "1.<i>.0"`, release.states_version)."""
     rng = np.random.default_rng(seed)
     vecs = rng.standard_normal((n, dim)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     texts = [f"def {prefix}_{i}(x):\n    return x + {i}\n" for i in range(n)]
+    if version_every:
+        texts = [
+            t + f'__version__ = "1.{i}.0"\n' if i % version_every == 0 else t for i, t in enumerate(texts)
+        ]
     digests = [text_digest(t) for t in texts]
     rows = {
         "id": [version_id("chunk", f"{prefix}{i % 50}.py", f"{prefix}_{i}", "function", i, i + 1, 0, d)

@@ -15,6 +15,7 @@ from lamina.graphd.index_store import IndexStore
 from lamina.index.membership import membership_digest
 from lamina.retrieval.bm25 import bm25_scores
 from lamina.retrieval.localization import build_chunk_corpus, localize
+from lamina.retrieval.release import states_version
 from lamina.retrieval.service import VersionCache, load_state
 from lamina.retrieval.tokenize import tokenize
 from tests.helpers import synthetic_versions
@@ -212,8 +213,8 @@ def test_a_failed_statement_in_a_transaction_is_an_error_not_a_storage_failure(s
 def test_incremental_ranking_state_equals_a_from_scratch_build(store: IndexStore) -> None:
     """A generation assembled from the version cache (warmed by the previous generation) ranks exactly
     like one built from scratch: same rows, same BM25 matrix bit for bit, same vectors, same sources."""
-    first = synthetic_versions(120, seed=4, prefix="refund")
-    edit = synthetic_versions(15, seed=5, prefix="capture")
+    first = synthetic_versions(120, seed=4, prefix="refund", version_every=7)
+    edit = synthetic_versions(15, seed=5, prefix="capture", version_every=4)
     obsolete = synthetic_versions(3, seed=6, prefix="obsolete")
     for table in (first, edit, obsolete):
         store.put_versions(table)
@@ -236,7 +237,7 @@ def test_incremental_ranking_state_equals_a_from_scratch_build(store: IndexStore
         [r["start_line"] for r in rows], [r["end_line"] for r in rows], [r["text"] for r in rows],
         np.vstack([np.frombuffer(r["vector"], dtype="<f4") for r in rows]),
     )  # fmt: skip
-    for column in ("paths", "symbols", "kinds", "starts", "ends"):  # graphd's are views of its cache
+    for column in ("paths", "symbols", "kinds", "starts", "ends", "states_version"):  # graphd's: views
         assert list(getattr(incremental, column)) == list(getattr(scratch, column)), column
     assert dict(incremental.bm25.vocabulary) == dict(scratch.bm25.vocabulary)
     for name in ("indptr", "indices", "data"):
@@ -259,7 +260,7 @@ def test_ranking_state_stays_canonical_through_small_edits_and_compaction(
     and a compaction has exactly the rows, order and vectors of one built from scratch."""
     import lamina.retrieval.service as service
 
-    base = synthetic_versions(80, seed=8, prefix="ledger")
+    base = synthetic_versions(80, seed=8, prefix="ledger", version_every=5)
     store.put_versions(base)
     ids = base.column("id").to_pylist()
     _activate(store, "g0", "main", ids)
@@ -267,7 +268,7 @@ def test_ranking_state_stays_canonical_through_small_edits_and_compaction(
     load_state(store, "g0", cache)
     monkeypatch.setattr(service, "CACHE_SLACK", 1.0)  # compact whenever anything is unused
     for step in range(4):
-        added = synthetic_versions(1 + step, seed=20 + step, prefix=f"edit{step}")
+        added = synthetic_versions(1 + step, seed=20 + step, prefix=f"edit{step}", version_every=2)
         store.put_versions(added)
         ids = ids[3:] + added.column("id").to_pylist()
         _activate(store, f"g{step + 1}", "main", ids)
@@ -277,6 +278,9 @@ def test_ranking_state_stays_canonical_through_small_edits_and_compaction(
         rows.sort(key=lambda r: (r["path"], r["start_line"], r["part"], r["id"]))
         assert tuple(state.chunks.paths) == tuple(r["path"] for r in rows)
         assert tuple(state.chunks.starts) == tuple(r["start_line"] for r in rows)
+        # which chunks state a version (read once per cached text) follows its rows through the compaction
+        assert tuple(state.chunks.states_version) == tuple(states_version(r["text"]) for r in rows)
+        assert any(state.chunks.states_version)
         expected = np.vstack([np.frombuffer(r["vector"], dtype="<f4") for r in rows])
         assert np.array_equal(state.chunks.vectors(), expected)
 
