@@ -870,18 +870,39 @@ def source_corpus(repo: Path, cache: VectorCache) -> Any:
     )
 
 
-def file_recall(graph: Graph, cache: VectorCache, k: int = 10) -> tuple[float, int]:
-    from lamina.retrieval.localization import localize
+def file_recall(
+    graph: Graph, cache: VectorCache, selection: VectorCache, th: Thresholds, k: int = 10
+) -> tuple[float, int]:
+    """File Recall@10 of the packet's sources, as `work prepare` makes them: the task selected (predict),
+    its workflows' closure read from a real product store (lamina/graph/store.py, in a temporary folder),
+    their words given to localization with the task (session 32)."""
+    import ladybug
+
+    from lamina.graph.closure import workflow_words
+    from lamina.graph.load import load_graph
+    from lamina.graph.store import ProductStore
+    from lamina.graph.version import graph_version
+    from lamina.retrieval.localization import localize_all
 
     assert graph.repo is not None
     corpus = source_corpus(graph.repo, cache)
+    product = load_graph(graph.repo, ["product/**/*.toml"])
     recalls = []
-    for task in graph.tasks:
-        if not task.files:
-            continue
-        sources = localize(corpus, task.text, cache.get([task.text])[0])
-        files = list(dict.fromkeys(s["file"] for s in sources))[:k]
-        recalls.append(sum(f in files for f in task.files) / len(task.files))
+    with tempfile.TemporaryDirectory() as folder:
+        database = ladybug.Database(str(Path(folder) / "product"))
+        connection = ladybug.Connection(database)
+        store = ProductStore(connection)
+        store.replace(product, graph_version(product))
+        for task in graph.tasks:
+            if not task.files:
+                continue
+            _, workflows = predict(task, graph, selection, th)
+            words = workflow_words(store.closure(list(workflows))) if workflows else ""
+            sources = localize_all(corpus, task.text, cache.get([task.text])[0], workflow_words=words)[0]
+            files = list(dict.fromkeys(s["file"] for s in sources))[:k]
+            recalls.append(sum(f in files for f in task.files) / len(task.files))
+        connection.close()
+        database.close()
     return (sum(recalls) / len(recalls) if recalls else 0.0), len(recalls)
 
 
@@ -1086,8 +1107,8 @@ def main() -> None:
         if g.repo is not None and any(t.files for t in g.tasks) and not (args.quick or args.no_recall):
             code = code or code_cache()  # loaded only when some graph has files to recall
             recall, n = file_recall(
-                g, code
-            )  # graphs without expected files (transit, …) have nothing to recall
+                g, code, cache, th
+            )  # graphs without expected files have nothing to recall
             print(f"  file Recall@10 of sources over {n} tasks with expected files: {recall:.3f}")
             figures.append(
                 {

@@ -354,3 +354,17 @@ def test_closure_latency_on_300_workflows() -> None:
     print(f"\nclosure p50={figures['closure_p50_ms']:.2f} ms p95={figures['closure_p95_ms']:.2f} ms "
           f"replace={figures['replace_ms']:.0f} ms")  # fmt: skip
     assert figures["roots"] > 0
+
+
+def test_a_closures_workflow_words_are_its_titles_summaries_and_operation_titles() -> None:
+    from lamina.graph.closure import empty_closure, workflow_words
+
+    closure = empty_closure()
+    closure["workflows"] = [
+        {"id": "refund-order", "title": "Refund an order", "summary": "Give money back.",
+         "operations": [{"id": "refund-order.issue", "title": "Issue the refund"}]},
+        {"id": "notify", "title": "Notify the buyer", "summary": "", "operations": []},
+    ]  # fmt: skip
+    closure["invariants"] = [{"id": "inv.x", "statement": "Never refund twice."}]
+    assert workflow_words(closure) == "Refund an order\nGive money back.\nIssue the refund\nNotify the buyer"
+    assert workflow_words(empty_closure()) == ""

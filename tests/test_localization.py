@@ -363,3 +363,33 @@ def test_a_release_task_lists_the_code_that_states_the_version_first() -> None:
     other = localize(corpus, "bump the client release version", None)
     assert other[0]["file"] == "shop/client.py"
     assert all("release task" not in r for s in other for r in s["reasons"])
+
+
+def test_the_selected_workflows_words_are_weaker_evidence_with_their_own_reason() -> None:
+    """A task's words match two files equally; the selected workflow's own words (titles, summaries and its
+    operations' titles) tell them apart, below the task's own weight, and the source says which of the
+    workflow's words it matched. Without them (or at weight 0) nothing changes."""
+    from lamina.retrieval.localization import LocalizeParams
+
+    corpus = build_chunk_corpus(
+        ["src/payments.py", "src/bank_feed.py", "src/ledger.py"],
+        ["record_payment", "import_statement_lines", "post_payment"],
+        ["function"] * 3, [1, 1, 1], [9, 9, 9],
+        ["def record_payment(tenant, amount): tenant payment", "def import_statement_lines(feed): bank feed lines",
+         "def post_payment(tenant, amount): tenant payment ledger"],
+        None, roles=["code"] * 3,
+    )  # fmt: skip
+    task = "the tenant payment is missing"
+    words = "Collect rent\nReceive the incoming bank feed transaction\nPost the payment to the ledger"
+    plain = [s["file"] for s in localize(corpus, task, None)]
+    assert "src/bank_feed.py" not in plain[:1]
+    sources, _ = localize_all(corpus, task, None, workflow_words=words)
+    files = [s["file"] for s in sources]
+    assert files.index("src/ledger.py") < files.index("src/payments.py")  # "ledger" tells them apart
+    ledger = next(s for s in sources if s["file"] == "src/ledger.py")
+    assert any(r.startswith("workflow: ") and "ledger" in r for r in ledger["reasons"])
+    assert not any("payment" in r for r in ledger["reasons"] if r.startswith("workflow: "))  # the task's own
+    off = localize_all(
+        corpus, task, None, params=LocalizeParams(workflow_term_weight=0.0), workflow_words=words
+    )
+    assert [s["file"] for s in off[0]] == plain

@@ -120,6 +120,19 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
     source_files = {s["file"] for s in packet["sources"]}
     assert all(r["for"]["file"] in source_files for r in packet["related"])
     assert {o["kind"] for o in packet["obligations"]} <= {"invariant", "risk", "scenario", "proof"}
+    # graphd gave localization the selected workflow's own words: a source says which of them it matched,
+    # and every such word is in the packet's graph section (titles, summaries, operation titles)
+    graph_text = " ".join(
+        [wf["title"] + " " + wf["summary"] for wf in packet["graph"]["workflows"]]
+        + [op["title"] for op in ops]
+    ).lower()
+    said = [
+        r.removeprefix("workflow: ")
+        for s in packet["sources"]
+        for r in s["reasons"]
+        if r.startswith("workflow: ")
+    ]
+    assert said and all(word.lower() in graph_text for r in said for word in r.split(", "))
 
 
 # Measured misses, kept visible rather than tuned away (strict: the suite says so when they get fixed).

@@ -89,3 +89,14 @@ def obligations(closure: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     return out
+
+
+def workflow_words(closure: dict[str, Any]) -> str:
+    """What the closure's workflows are about, in the graph's own words: each workflow's title and summary
+    and its operations' titles (included workflows too). Localization reads them as further, weaker evidence
+    for where the task's change goes (lamina/retrieval/localization.py, session 32). Pure."""
+    words: list[str] = []
+    for workflow in closure.get("workflows", []):
+        words += [workflow.get("title", ""), workflow.get("summary", "")]
+        words += [operation.get("title", "") for operation in workflow.get("operations", [])]
+    return "\n".join(w for w in words if w)

@@ -37,6 +37,7 @@ from lamina.constants import (
     LOCALIZE_SLOT_SCORER,
     LOCALIZE_SLOT_SCORER_INTERCEPT,
     LOCALIZE_WITHIN_FILE_RRF_K,
+    LOCALIZE_WORKFLOW_TERM_WEIGHT,
     RELATED_LIMIT,
     SOURCES_LIMIT,
 )
@@ -47,7 +48,7 @@ from lamina.retrieval.file_scorer import file_features, rescore_files, term_cove
 from lamina.retrieval.fusion import top_k
 from lamina.retrieval.release import reads_as_release, states_version
 from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
-from lamina.retrieval.tokenize import TaskQuery, read_task, tokenize
+from lamina.retrieval.tokenize import TaskQuery, read_task, split_words, tokenize, word_terms
 
 MAX_REASON_TERMS = 6
 SOURCE_ROLE = "code"
@@ -290,6 +291,7 @@ class LocalizeParams:
     within_k: float = LOCALIZE_WITHIN_FILE_RRF_K  # RRF k of the within-file chunk order
     one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
     within_dense: float = 1.0  # weight of the cosine rank in a file's symbol order (BM25's is 1)
+    workflow_term_weight: float = LOCALIZE_WORKFLOW_TERM_WEIGHT  # the selected workflows' words in BM25
     # the file scorer (lamina/retrieval/file_scorer.py) re-orders the best `scorer_shortlist` fused files;
     # empty coefficients: the fused order as it is
     file_scorer: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_FILE_SCORER))
@@ -380,9 +382,11 @@ class RankedFiles:
     # what a rule of the task's reading said about a file, given as reasons by each of its sources: the folder
     # its scope names (scoped_layout), the version a release task changes (_version_files_first)
     file_reasons: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
-    lead: frozenset[int] = (
-        frozenset()
-    )  # chunks that are their file's first source (a release's version lines)
+    # chunks that are their file's first source (a release's version lines)
+    lead: frozenset[int] = frozenset()
+    workflow_terms: Mapping[str, str] = field(
+        default_factory=dict
+    )  # term -> the workflow's word, for reasons
 
 
 def localize_all(
@@ -393,12 +397,15 @@ def localize_all(
     rankers: Sequence[str] = RANKERS,
     params: LocalizeParams | None = None,
     extra: Mapping[str, Sequence[str]] | None = None,
+    workflow_words: str = "",
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(sources, related): see the module docstring. `extra`: further file rankings (name -> paths, best
     first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
-    measures candidate rankers this way (bench/history.py) before any is built into the product."""
+    measures candidate rankers this way (bench/history.py) before any is built into the product.
+    `workflow_words`: the selected workflows' own words (lamina/graph/closure.py workflow_words), further
+    BM25 evidence at `params.workflow_term_weight` for the terms the task does not say."""
     p = params or LocalizeParams()
-    ranked = rank_files(corpus, query, query_vector, rankers, p, extra)
+    ranked = rank_files(corpus, query, query_vector, rankers, p, extra, workflow_words)
     if ranked is None:
         return [], []
     layout = ranked.layout
@@ -412,6 +419,7 @@ def localize_all(
         p,
         ranked.file_reasons,
         ranked.lead,
+        ranked.workflow_terms,
     )
     related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources)
     return sources, related
@@ -424,14 +432,18 @@ def rank_files(
     rankers: Sequence[str] = RANKERS,
     params: LocalizeParams | None = None,
     extra: Mapping[str, Sequence[str]] | None = None,
+    workflow_words: str = "",
 ) -> RankedFiles | None:
-    """The task's files, best first (fusion, then the file scorer); None when nothing ranks any file."""
+    """The task's files, best first (fusion, then the file scorer); None when nothing ranks any file.
+    `workflow_words`: see localize_all."""
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return None
     task = read_task(query)
     layout = scoped_layout(corpus.layout(), task)
     term_weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
+    workflow_terms = _workflow_terms(workflow_words, term_weights) if p.workflow_term_weight > 0 else {}
+    term_weights.update({t: p.workflow_term_weight for t in workflow_terms})
     code_rows = np.flatnonzero(layout.code)
     chunk_scores: dict[str, np.ndarray] = {}
     file_rankings: dict[str, list[int]] = {}
@@ -471,7 +483,16 @@ def rank_files(
         fused_files, lead = _version_files_first(corpus, layout, fused_files)
         for f in {int(layout.file_of[i]) for i in lead}:
             file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
-    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead)
+    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms)
+
+
+def _workflow_terms(words: str, task_terms: Mapping[str, float]) -> dict[str, str]:
+    """The BM25 terms of the selected workflows' words that the task does not say, each with the graph's own
+    word behind it (for reasons)."""
+    if not words:
+        return {}
+    said = {t: w for w in split_words(words) for t in word_terms(w)}
+    return {t: said.get(t, t) for t in dict.fromkeys(tokenize(words)) if t not in task_terms}
 
 
 def _version_files_first(
@@ -566,13 +587,23 @@ def _within_file_order(
 
 
 def _reasons(
-    corpus: ChunkCorpus, task: TaskQuery, doc: int, ranks: Mapping[str, int], file_rank: int
+    corpus: ChunkCorpus,
+    task: TaskQuery,
+    doc: int,
+    ranks: Mapping[str, int],
+    file_rank: int,
+    workflow_terms: Mapping[str, str] | None = None,
 ) -> list[str]:
     reasons = [f"file rank {file_rank}"]
     terms = matched_terms(corpus.bm25, doc, list(task.terms))
     words = list(dict.fromkeys(task.words.get(t, t) for t in terms))[:MAX_REASON_TERMS]
     if words:
         reasons.append("lexical: " + ", ".join(words))
+    if workflow_terms:
+        matched = matched_terms(corpus.bm25, doc, list(workflow_terms))
+        graph_words = list(dict.fromkeys(workflow_terms[t] for t in matched))[:MAX_REASON_TERMS]
+        if graph_words:
+            reasons.append("workflow: " + ", ".join(graph_words))
     if "dense" in ranks:
         reasons.append(f"dense: file rank {ranks['dense']}")
     symbol = corpus.symbols[doc]
@@ -586,7 +617,7 @@ def _reasons(
     return reasons
 
 
-_WORD_LIST_REASONS = ("lexical", "symbol name")  # reasons that list the task's words: "lexical: a, b"
+_WORD_LIST_REASONS = ("lexical", "workflow", "symbol name")  # reasons that list words: "lexical: a, b"
 
 
 def _merged_reasons(per_window: Sequence[Sequence[str]]) -> list[str]:
@@ -615,6 +646,7 @@ def _fill_sources(
     p: LocalizeParams,
     file_reasons: Mapping[int, tuple[str, ...]] | None = None,
     lead: frozenset[int] = frozenset(),
+    workflow_terms: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The best symbols of the best files (lamina/retrieval/slots.py decides how many of each): one entry
     per symbol, its windows' reasons merged, then what a rule said about its file (`file_reasons`), files in
@@ -636,7 +668,9 @@ def _fill_sources(
         _, score, file_ranks = head[file_index]
         docs = symbols_of[file_index][place]
         doc = docs[0]
-        reasons = _merged_reasons([_reasons(corpus, task, w, file_ranks, file_index + 1) for w in docs])
+        reasons = _merged_reasons(
+            [_reasons(corpus, task, w, file_ranks, file_index + 1, workflow_terms) for w in docs]
+        )
         reasons.extend((file_reasons or {}).get(head[file_index][0], ()))
         out.append(
             {

@@ -16,6 +16,7 @@ from typing import Any, overload
 import numpy as np
 
 from lamina.errors import LaminaError
+from lamina.graph.closure import workflow_words
 from lamina.graphd.protocol import vector_rows
 from lamina.packet import build_packet
 from lamina.repo.roles import conventional_role
@@ -575,7 +576,9 @@ class RetrievalService:
             selection = self._select(state, task)
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
-        sources, related = localize_all(state.chunks, task, qvec)
+        # the selected workflows' own words are further evidence for where the change goes (session 32)
+        words = workflow_words(closure) if closure is not None else ""
+        sources, related = localize_all(state.chunks, task, qvec, workflow_words=words)
         return build_packet(
             task=task,
             state_manifest=state.manifest,
