@@ -849,16 +849,25 @@ def calibrate(graphs: Sequence[Graph], cache: VectorCache, base: Thresholds) -> 
 
 # --- file Recall@10 of sources (lettings) ------------------------------------------------------------
 def source_corpus(repo: Path, cache: VectorCache) -> Any:
+    """The repository's chunks as graphd ranks them: each with its role (lamina/repo/roles.py, the
+    repository's lamina.toml), and only code embedded (session 32: before, every chunk was code here)."""
     from lamina.chunking import chunk_file
+    from lamina.config import load_config
+    from lamina.repo.roles import EMBEDDED_ROLES, chunk_role, file_role, role_rules
     from lamina.retrieval.dense import as_unit_matrix
     from lamina.retrieval.localization import build_chunk_corpus
 
-    chunks = []
+    rules = role_rules(load_config(repo)) if (repo / "lamina.toml").exists() else None
+    chunks, roles = [], []
     for path in sorted(repo.rglob("*")):
         rel = path.relative_to(repo).as_posix()
         if path.is_file() and not rel.startswith("product/"):  # graph files never appear in sources
-            chunks.extend(chunk_file(rel, path.read_bytes()))
+            role = file_role(rel, rules)
+            for chunk in chunk_file(rel, path.read_bytes()):
+                chunks.append(chunk)
+                roles.append(chunk_role(role, rel, chunk.symbol))
     matrix = as_unit_matrix(np.vstack(cache.get(c.text for c in chunks)))
+    matrix = np.where(np.asarray([r in EMBEDDED_ROLES for r in roles])[:, None], matrix, 0.0)
     return build_chunk_corpus(
         [c.path for c in chunks],
         [c.symbol for c in chunks],
@@ -867,6 +876,7 @@ def source_corpus(repo: Path, cache: VectorCache) -> Any:
         [c.end_line for c in chunks],
         [c.text for c in chunks],
         matrix,
+        roles=roles,
     )
 
 
