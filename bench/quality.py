@@ -886,8 +886,7 @@ def file_recall(
     """File Recall@10 of the packet's sources, as `work prepare` makes them: the task selected (predict),
     its workflows' closure read from a real product store (lamina/graph/store.py, in a temporary folder),
     their words given to localization with the task (session 32)."""
-    import ladybug
-
+    from lamina.graph import ladybug
     from lamina.graph.closure import workflow_words
     from lamina.graph.load import load_graph
     from lamina.graph.store import ProductStore
@@ -899,7 +898,7 @@ def file_recall(
     product = load_graph(graph.repo, ["product/**/*.toml"])
     recalls = []
     with tempfile.TemporaryDirectory() as folder:
-        database = ladybug.Database(str(Path(folder) / "product"))
+        database = ladybug.open_database(Path(folder) / "product").database
         connection = ladybug.Connection(database)
         store = ProductStore(connection)
         store.replace(product, graph_version(product))

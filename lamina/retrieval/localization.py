@@ -384,9 +384,8 @@ class RankedFiles:
     file_reasons: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     # chunks that are their file's first source (a release's version lines)
     lead: frozenset[int] = frozenset()
-    workflow_terms: Mapping[str, str] = field(
-        default_factory=dict
-    )  # term -> the workflow's word, for reasons
+    # the selected workflows' terms the task does not say -> the graph's word behind each, for reasons
+    workflow_terms: Mapping[str, str] = field(default_factory=dict)
 
 
 def localize_all(

@@ -165,8 +165,8 @@ class VersionCache:
         if not chunk_rows:
             return
         pick = lambda name: [cols[name][i] for i in chunk_rows]  # noqa: E731
-        paths, symbols = pick("path"), pick("symbol")
-        counts = count_terms(chunk_documents(paths, symbols, pick("text")), self.terms, CHUNK_FIELDS)
+        paths, symbols, texts = pick("path"), pick("symbol"), pick("text")
+        counts = count_terms(chunk_documents(paths, symbols, texts), self.terms, CHUNK_FIELDS)
         parts = [counts] if self.counts is None else [self.counts, counts]
         self.counts = stack_counts(parts, len(self.terms))
         first = len(self.ids)
@@ -181,7 +181,7 @@ class VersionCache:
         self.parts += [int(x) for x in pick("part")]
         self.roles += [m or conventional_role(p) for m, p in zip(pick("meta"), paths, strict=True)]
         self.names += [chunk_name_terms(p, s) for p, s in zip(paths, symbols, strict=True)]
-        self.states_version += [states_version(t) for t in pick("text")]
+        self.states_version += [states_version(t) for t in texts]
         new_vectors = [vectors[i] for i in chunk_rows]
         present = np.array([v is not None for v in new_vectors], dtype=bool)
         dim = next((len(v) // 4 for v in new_vectors if v is not None), self.vectors.shape[1])

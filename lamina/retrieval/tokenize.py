@@ -259,9 +259,10 @@ def read_task(text: str) -> TaskQuery:
     folders: list[str] = []
     if scope is not None:
         raw = scope.group("conv") or scope.group("plain") or ""
-        named.extend(s.strip() for s in re.split(r"[,\s]+", raw) if s.strip())
-        for name in re.split(r"[,\s]+", raw.casefold()):
-            folder = name.strip("./")
+        pieces = [s.strip() for s in re.split(r"[,\s]+", raw) if s.strip()]
+        named.extend(pieces)
+        for piece in pieces:
+            folder = piece.casefold().strip("./")
             if folder and folder not in COMMIT_TYPES and folder not in folders:
                 folders.append(folder)
         if scope.group("type"):
