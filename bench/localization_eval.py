@@ -589,6 +589,10 @@ def split_names(split: str) -> list[str]:
 
 def cmd_tune(args: argparse.Namespace) -> None:
     from lamina.retrieval.localization import LocalizeParams, localize, localize_all
+    from lamina.retrieval.service import named_commit_paths
+
+    # the repository's clone (--clones/<name>): the commits a task names, as graphd reads them from its repository
+    git_dir: dict[str, Path | None] = {"current": None}
 
     def run(c: Any, q: str, v: Any, h: Any, params: Any = None) -> Any:
         extra = {"file": whole_file_ranking(c, q)} if args.whole_file else {}
@@ -603,7 +607,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
                 if role == "code"
             }
             extra["history"] = history_ranking(h, q, code.__contains__, history_params)
-        return localize_all(c, q, v, params=params, extra=extra)[0]
+        commits = named_commit_paths(git_dir["current"], q)
+        return localize_all(c, q, v, params=params, extra=extra, commit_paths=commits)[0]
 
     from bench.history import HistoryParams, history_ranking
 
@@ -624,6 +629,11 @@ def cmd_tune(args: argparse.Namespace) -> None:
         cases = load_cases(args.work, name)
         qvecs = query_vectors(args.work, name, [c["query"] for c in cases])
         corpus = lamina_corpus(dump, args.lexical_only)
+        git_dir["current"] = args.clones / name if (args.clones / name / ".git").exists() else None
+        if git_dir["current"] is None:
+            print(
+                f"{name}: no clone under {args.clones}: the commits tasks name are not read", file=sys.stderr
+            )
         if args.bm25:  # experiment: the chunks' BM25 with other parameters
             import dataclasses
 

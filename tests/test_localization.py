@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lamina.retrieval.localization import LocalizeParams, build_chunk_corpus, localize, localize_all
-from lamina.retrieval.tokenize import read_task, strip_commit_noise, tokenize
+from lamina.retrieval.tokenize import commit_hashes, read_task, strip_commit_noise, tokenize
 
 
 def test_read_task_drops_stopwords_and_quotes_the_tasks_words() -> None:
@@ -53,6 +53,47 @@ def test_a_commit_hash_in_the_task_cannot_pull_a_file_up() -> None:
     )
     files = [s["file"] for s in localize(corpus, task, None)]
     assert files == ["src/auth.py"]  # the hash's pieces (de, fb, cf, ff) no longer match the palette
+
+
+def test_commit_hashes_are_the_hashes_the_task_names_once_each_lower_case() -> None:
+    task = (
+        "Revert 55FCFFE7 and 83b06e48159c697b13741983d9c1f24d6a179fc5\n"
+        "This reverts commit 55fcffe7; not deadbeef, 20241204, 1a2b3c or v2.0"
+    )
+    assert commit_hashes(task) == ("55fcffe7", "83b06e48159c697b13741983d9c1f24d6a179fc5")
+    assert commit_hashes("Refund a paid order") == ()
+
+
+def _named_commit_corpus():
+    paths = ["shop/orders.py", "shop/totals.py", "shop/format.py", "docs/totals.md"]
+    return build_chunk_corpus(
+        paths, ["cancel_order", "line_sum", "money", "<file>"], ["function", "function", "function", "file"],
+        [1, 1, 1, 1], [5, 5, 5, 5],
+        ["def cancel_order(order): cancel the order and refund it", "def line_sum(lines): add the lines up",
+         "def money(cents): format an amount", "# Totals\nhow totals are summed"],
+        None, roles=["code", "code", "code", "docs"],
+    )  # fmt: skip
+
+
+def test_a_task_that_names_a_commit_lists_the_code_it_changed_first() -> None:
+    """By its words, "Revert 55fcffe: cancel the order" finds orders.py; the commit it names changed totals.py
+    (and docs, which are no source): that file comes first, with the reason, though no ranker found it."""
+    corpus = _named_commit_corpus()
+    task = "Revert 55fcffe: cancel the order twice"
+    plain = [s["file"] for s in localize(corpus, task, None)]
+    assert plain[0] == "shop/orders.py" and "shop/totals.py" not in plain
+    changed = {"55fcffe": ("shop/totals.py", "docs/totals.md", "gone/deleted.py")}
+    sources = localize_all(corpus, task, None, commit_paths=changed)[0]
+    assert [s["file"] for s in sources][:2] == ["shop/totals.py", "shop/orders.py"]
+    assert "changed by commit 55fcffe, which the task names" in sources[0]["reasons"]
+    assert not any("commit" in r for s in sources[1:] for r in s["reasons"])
+    # a commit that changed more code files than named_commit_max_files says little: nothing moves
+    broad = {"55fcffe": ("shop/totals.py", "shop/format.py")}
+    p = LocalizeParams(named_commit_max_files=1)
+    assert [s["file"] for s in localize_all(corpus, task, None, params=p, commit_paths=broad)[0]] == plain
+    # a commit that changed no code file moves nothing either
+    docs_only = {"55fcffe": ("docs/totals.md",)}
+    assert [s["file"] for s in localize_all(corpus, task, None, commit_paths=docs_only)[0]] == plain
 
 
 def _corpus(with_vectors: bool = True):

@@ -129,7 +129,9 @@ class GraphDaemon:
         self.restore_journalled()  # before anything is answered
         from lamina.retrieval.service import RetrievalService
 
-        self.retrieval = RetrievalService(self.product, self.index, threads=configured_threads(ws.root))
+        self.retrieval = RetrievalService(
+            self.product, self.index, threads=configured_threads(ws.root), git_dir=ws.common_dir
+        )
         self.builds = BuildHost(ws.data_dir, self.retrieval.embedder_for)
         # Every request of the table (lamina/graphd/requests.py) by its handler method.
         self.handlers: dict[str, Callable[[dict[str, Any], bytes], Reply]] = {

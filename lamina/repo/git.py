@@ -93,3 +93,23 @@ def identity_for(location: RepoLocation, state: WorkingState) -> Identity:
 
 def digest_paths(root: Path, paths: tuple[str, ...]) -> str:
     return status.digest_paths(str(root), paths)
+
+
+def commit_paths(git_dir: Path, commit: str) -> tuple[str, ...] | None:
+    """The paths that `commit` (a hash or a prefix of one, as a task names it) changed: against its first
+    parent, every path of a root commit. None when the repository has no commit by that hash (unknown,
+    ambiguous, or only a branch or tag of that name) or git fails: a task's hash is a hint, never an error.
+    `git_dir` is the repository's common git dir (commits are shared by every worktree)."""
+    raw = status.run_git(
+        str(git_dir),
+        *("show", "-z", "--no-renames", "--format=%H", "--name-only", "-m", "--first-parent"),
+        *(f"{commit}^{{commit}}", "--"),
+    )
+    if raw is None:
+        return None
+    full, *paths = raw.decode(errors="replace").split("\0")  # "<hash>\0\n<path>\0<path>\0"
+    if not full.startswith(commit.lower()):  # a ref that happens to be spelled like a hash
+        return None
+    if paths:
+        paths[0] = paths[0].removeprefix("\n")
+    return tuple(dict.fromkeys(p for p in paths if p))

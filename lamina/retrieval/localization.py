@@ -30,6 +30,7 @@ from lamina.constants import (
     LOCALIZE_FILE_SCORER_SHORTLIST,
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
+    LOCALIZE_NAMED_COMMIT_MAX_FILES,
     LOCALIZE_NEW_FILE_BONUS,
     LOCALIZE_ONE_PER_SYMBOL,
     LOCALIZE_RANKER_WEIGHTS,
@@ -292,6 +293,9 @@ class LocalizeParams:
     one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
     within_dense: float = 1.0  # weight of the cosine rank in a file's symbol order (BM25's is 1)
     workflow_term_weight: float = LOCALIZE_WORKFLOW_TERM_WEIGHT  # the selected workflows' words in BM25
+    named_commit_max_files: int = (
+        LOCALIZE_NAMED_COMMIT_MAX_FILES  # a named commit's code files come first up to this
+    )
     # the file scorer (lamina/retrieval/file_scorer.py) re-orders the best `scorer_shortlist` fused files;
     # empty coefficients: the fused order as it is
     file_scorer: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_FILE_SCORER))
@@ -380,7 +384,8 @@ class RankedFiles:
     files: Sequence[tuple[int, float, dict[str, int]]]
     layout: _Layout  # the corpus's, or the task's when its scope names a docs or test folder (scoped_layout)
     # what a rule of the task's reading said about a file, given as reasons by each of its sources: the folder
-    # its scope names (scoped_layout), the version a release task changes (_version_files_first)
+    # its scope names (scoped_layout), the version a release task changes (_version_files_first), the commit
+    # it names (_named_commit_files_first)
     file_reasons: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     # chunks that are their file's first source (a release's version lines)
     lead: frozenset[int] = frozenset()
@@ -397,14 +402,17 @@ def localize_all(
     params: LocalizeParams | None = None,
     extra: Mapping[str, Sequence[str]] | None = None,
     workflow_words: str = "",
+    commit_paths: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(sources, related): see the module docstring. `extra`: further file rankings (name -> paths, best
     first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
     measures candidate rankers this way (bench/history.py) before any is built into the product.
     `workflow_words`: the selected workflows' own words (lamina/graph/closure.py workflow_words), further
-    BM25 evidence at `params.workflow_term_weight` for the terms the task does not say."""
+    BM25 evidence at `params.workflow_term_weight` for the terms the task does not say. `commit_paths`: each
+    commit the task names (tokenize.commit_hashes, as the task writes it) -> the paths it changed (the caller
+    asks git: lamina/repo/git.py commit_paths); hashes that name no commit are left out."""
     p = params or LocalizeParams()
-    ranked = rank_files(corpus, query, query_vector, rankers, p, extra, workflow_words)
+    ranked = rank_files(corpus, query, query_vector, rankers, p, extra, workflow_words, commit_paths)
     if ranked is None:
         return [], []
     layout = ranked.layout
@@ -432,9 +440,10 @@ def rank_files(
     params: LocalizeParams | None = None,
     extra: Mapping[str, Sequence[str]] | None = None,
     workflow_words: str = "",
+    commit_paths: Mapping[str, Sequence[str]] | None = None,
 ) -> RankedFiles | None:
     """The task's files, best first (fusion, then the file scorer); None when nothing ranks any file.
-    `workflow_words`: see localize_all."""
+    `workflow_words`, `commit_paths`: see localize_all."""
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return None
@@ -482,6 +491,12 @@ def rank_files(
         fused_files, lead = _version_files_first(corpus, layout, fused_files)
         for f in {int(layout.file_of[i]) for i in lead}:
             file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
+    if commit_paths:  # last: what the task names outranks what a release task suggests
+        fused_files, changed_by = _named_commit_files_first(
+            layout, fused_files, commit_paths, p.named_commit_max_files
+        )
+        for f, commit in changed_by.items():
+            file_reasons[f] = (*file_reasons.get(f, ()), f"changed by commit {commit}, which the task names")
     return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms)
 
 
@@ -510,6 +525,36 @@ def _version_files_first(
     ]
     rest = [entry for entry in files if entry[0] not in stating]
     return first + unranked + rest, lines
+
+
+def _named_commit_files_first(
+    layout: _Layout,
+    files: Sequence[tuple[int, float, dict[str, int]]],
+    commit_paths: Mapping[str, Sequence[str]],
+    max_files: int,
+) -> tuple[list[tuple[int, float, dict[str, int]]], dict[int, str]]:
+    """The code files that the task's named commits changed first (in their ranked order, then by path when
+    unranked), then the rest; and which commit put each file there (the first that did). A commit that changed
+    more than `max_files` code files, or none, moves nothing."""
+    changed_by: dict[int, str] = {}
+    for commit, paths in commit_paths.items():
+        code = [
+            layout.number[path]
+            for path in dict.fromkeys(paths)
+            if path in layout.number and layout.code_rows(layout.number[path]).size
+        ]
+        if 0 < len(code) <= max_files:
+            for f in code:
+                changed_by.setdefault(f, commit)
+    if not changed_by:
+        return list(files), changed_by
+    first = [entry for entry in files if entry[0] in changed_by]
+    ranked = {entry[0] for entry in first}
+    unranked: list[tuple[int, float, dict[str, int]]] = [
+        (f, 0.0, {}) for f in sorted(changed_by.keys() - ranked, key=lambda f: layout.files[f])
+    ]
+    rest = [entry for entry in files if entry[0] not in changed_by]
+    return first + unranked + rest, changed_by
 
 
 def _scored_files(

@@ -11,14 +11,17 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
 
+from lamina.constants import LOCALIZE_NAMED_COMMITS_READ
 from lamina.errors import LaminaError
 from lamina.graph.closure import workflow_words
 from lamina.graphd.protocol import vector_rows
 from lamina.packet import build_packet
+from lamina.repo.git import commit_paths
 from lamina.repo.roles import conventional_role
 from lamina.retrieval import late
 from lamina.retrieval.bm25 import (
@@ -50,6 +53,7 @@ from lamina.retrieval.selection import (
     root_doc_from_meta,
     select_for_task,
 )
+from lamina.retrieval.tokenize import commit_hashes
 from lamina.retrieval.wording import WordingModel, wording_probabilities
 
 log = logging.getLogger("lamina.graphd")
@@ -319,10 +323,23 @@ def load_state(index: IndexReader, generation: str, cache: VersionCache) -> Gene
     )
 
 
+def named_commit_paths(git_dir: Path | None, task: str) -> dict[str, tuple[str, ...]]:
+    """Each commit the task names (tokenize.commit_hashes) that the repository has -> the paths it changed
+    (lamina/repo/git.py commit_paths): what localization lists first (localize_all's `commit_paths`). No git
+    call unless the task has a hash-like word; none without a repository."""
+    if git_dir is None:
+        return {}
+    named = {h: commit_paths(git_dir, h) for h in commit_hashes(task)[:LOCALIZE_NAMED_COMMITS_READ]}
+    return {h: paths for h, paths in named.items() if paths}
+
+
 class RetrievalService:
-    def __init__(self, product: ProductReader, index: IndexReader, threads: int) -> None:
+    def __init__(
+        self, product: ProductReader, index: IndexReader, threads: int, git_dir: Path | None = None
+    ) -> None:
         self.product = product
         self.index = index
+        self.git_dir = git_dir  # the repository's common git dir: what commits a task names changed
         # identity -> the ranking state of its current generation, most recently used last. Keyed by
         # identity, not generation: a replaced generation's state (and the cached versions only it used)
         # goes as soon as its identity's next state is loaded, instead of staying warm until three more
@@ -578,7 +595,13 @@ class RetrievalService:
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
         # the selected workflows' own words are further evidence for where the change goes (session 32)
         words = workflow_words(closure) if closure is not None else ""
-        sources, related = localize_all(state.chunks, task, qvec, workflow_words=words)
+        sources, related = localize_all(
+            state.chunks,
+            task,
+            qvec,
+            workflow_words=words,
+            commit_paths=named_commit_paths(self.git_dir, task),
+        )
         return build_packet(
             task=task,
             state_manifest=state.manifest,
@@ -624,6 +647,8 @@ class RetrievalService:
         return {
             "query": text,
             "retrieval": {"mode": "hybrid" if qvec is not None else "lexical_degraded", "ranker": ranker},
-            "sources": localize_all(state.chunks, text, qvec, rankers=rankers)[0],
+            "sources": localize_all(
+                state.chunks, text, qvec, rankers=rankers, commit_paths=named_commit_paths(self.git_dir, text)
+            )[0],
             "trust": {"sources": "untrusted"},
         }

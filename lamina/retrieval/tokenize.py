@@ -199,6 +199,13 @@ _BACKPORT_RE = re.compile(
 _BRANCH_TAG_RE = re.compile(r"\[\d+(?:\.\d+)+\]")
 
 
+def commit_hashes(text: str) -> tuple[str, ...]:
+    """The commit hashes a task names ("This reverts commit 55fcffe…", "backport of 83b06e4"), lower-case,
+    each once, in the task's order: the same pattern strip_commit_noise drops from the task's terms. Whether
+    one names a commit of the repository is git's to say (lamina/repo/git.py commit_paths)."""
+    return tuple(dict.fromkeys(h.lower() for h in _COMMIT_HASH_RE.findall(text)))
+
+
 def strip_commit_noise(text: str) -> str:
     """`text` without commit hashes, cherry-pick and backport boilerplate and `[3.15]` branch tags (each
     replaced by a space). Query side only: read_task calls it; indexed text is never changed."""
