@@ -505,3 +505,15 @@ def test_every_retrieval_schema_version_has_a_changelog_entry() -> None:
     versions = [version for version, _ in RETRIEVAL_SCHEMA_CHANGELOG]
     assert versions == sorted(set(versions)) and versions[-1] == RETRIEVAL_SCHEMA_VERSION
     assert all(what.strip() for _, what in RETRIEVAL_SCHEMA_CHANGELOG)
+
+
+def test_a_build_summary_counts_chunks_without_a_vector_apart_from_reused_ones() -> None:
+    """Tests, docs and config carry no vector: a first build embeds the code, reuses nothing, and says the rest
+    is searched by words only (it once called those chunks "reused")."""
+    from lamina.index.progress import build_summary
+
+    first = {"generation": "g-1", "files_scanned": 123, "chunks_total": 1803, "chunks_with_embedding": 606,
+             "chunks_embedded": 606, "chunks_reused": 0, "seconds": 13.8}  # fmt: skip
+    assert "(606 embedded, 0 reused, 1197 lexical only)" in build_summary(first)
+    edit = {**first, "chunks_embedded": 1, "chunks_reused": 605}
+    assert "(1 embedded, 605 reused, 1197 lexical only)" in build_summary(edit)

@@ -8,7 +8,7 @@ from typing import Any
 
 from lamina.command_line import add_json_flag, command_group, emit
 from lamina.commands.common import context_from_args, open_context, query_current_generation, require_words
-from lamina.index.progress import build_summary
+from lamina.index.progress import build_summary, vector_counts
 
 
 def context_status(progress: Any = None) -> dict[str, Any]:
@@ -99,7 +99,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"index digest: {st['index_digest']}",
         f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
         f"last build:   {lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
-        f"{lb.get('chunks_embedded', 0)} embedded, {lb.get('chunks_reused', 0)} reused, {lb.get('seconds', 0)} s",
+        f"{vector_counts(lb)}, {lb.get('seconds', 0)} s",
         f"embeddings:   {_describe_sources(st['embeddings'])}",
         f"last failure: {_describe_failure(st['last_failure'])}",
     ]

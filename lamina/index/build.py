@@ -184,7 +184,7 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
                 )
             }
         )
-        stats["chunks_reused"] = stats["chunks_total"]
+        stats["chunks_reused"] = stats["chunks_with_embedding"]
     write_json_atomic(ctx.build_dir / LAST_BUILD_FILE, stats)
     return stats
 

@@ -22,7 +22,17 @@ def build_summary(stats: dict[str, Any] | None) -> str:
         return "index is fresh; nothing to build"
     return (
         f"built {stats['generation']}: {stats['files_scanned']} files, {stats['chunks_total']} chunks "
-        f"({stats['chunks_embedded']} embedded, {stats['chunks_reused']} reused) in {stats['seconds']} s"
+        f"({vector_counts(stats)}) in {stats['seconds']} s"
+    )
+
+
+def vector_counts(stats: dict[str, Any]) -> str:
+    """How a build got its chunks' vectors: computed, reused (local store or remote cache), or none (tests, docs
+    and config are searched by their words only; every chunk in a lexical-only build)."""
+    without = max(0, stats.get("chunks_total", 0) - stats.get("chunks_with_embedding", 0))
+    return (
+        f"{stats.get('chunks_embedded', 0)} embedded, {stats.get('chunks_reused', 0)} reused, "
+        f"{without} lexical only"
     )
 
 
