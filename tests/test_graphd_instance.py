@@ -262,3 +262,73 @@ def test_a_dormant_graphd_gives_back_its_databases_and_answers_the_same_packet_w
         status = json.loads(run_lamina("context", "status", "--json", cwd=repo).stdout)
         assert status["generation"] == first["index"]["generation"] and status["fresh"] is True
     assert stop(ws)
+
+
+def _copy_code(src: str, dst: str) -> None:
+    """Python files copied (with their times, so the copy's code identity is the original's until one is
+    edited); everything else linked (the selection model's 23 MB)."""
+    if src.endswith(".py"):
+        shutil.copy2(src, dst)
+    else:
+        os.symlink(src, dst)
+
+
+def test_code_identity_changes_with_an_edit_but_not_with_caches(tmp_path: Path) -> None:
+    package = tmp_path / "lamina"
+    (package / "retrieval").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "retrieval" / "ranking.py").write_text("WEIGHT = 1\n")
+    before = address.code_identity(str(package))
+    (package / "retrieval" / "__pycache__").mkdir()
+    (package / "retrieval" / "__pycache__" / "ranking.cpython-311.pyc").write_bytes(b"cache")
+    (package / "retrieval" / "ranking.pyc").write_bytes(b"cache")
+    assert address.code_identity(str(package)) == before  # caches come and go with the same code
+    (package / "retrieval" / "ranking.py").write_text("WEIGHT = 22\n")  # an edit (or an upgrade)
+    assert address.code_identity(str(package)) != before
+    assert address.code_identity() == address.code_identity()  # the installed package: stable between calls
+
+
+@pytest.mark.slow
+def test_a_graphd_running_other_lamina_code_is_replaced_by_the_next_command(
+    tmp_path: Path, lamina_home: Path
+) -> None:
+    """After an upgrade (or an edit) the running graphd still has the old code in memory: the next command
+    that needs graphd stops it and starts one with its own code, and says so; status tells them apart."""
+    from tests.conftest import ROOT
+
+    repo = _clone(_origin(tmp_path), tmp_path / "repo")
+    edited = tmp_path / "edited"
+    shutil.copytree(ROOT / "lamina", edited / "lamina", ignore=shutil.ignore_patterns("__pycache__"),
+                    copy_function=_copy_code)  # fmt: skip
+    init = edited / "lamina" / "__init__.py"
+    init.write_text(init.read_text() + "# an edit made after graphd started\n")
+    other_code = {"PYTHONPATH": str(edited)}
+
+    def graphd(env: dict[str, str] | None = None) -> dict:
+        return json.loads(run_lamina("graphd", "status", "--json", cwd=repo, env=env).stdout)
+
+    try:
+        _prepare(repo)
+        first = graphd()
+        assert first["same_code"] is True
+        seen = graphd(other_code)  # status never replaces anything: it says what runs
+        assert seen["pid"] == first["pid"] and seen["same_code"] is False
+        proc = run_lamina(
+            "work", "prepare", "capture payment for an order", "--json", cwd=repo, env=other_code
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"replacing graphd (pid {first['pid']})" in proc.stderr
+        second = graphd(other_code)
+        assert (
+            second["pid"] != first["pid"] and second["code"] != first["code"] and second["same_code"] is True
+        )
+        assert _wait_exit(first["pid"]) >= 0
+        again = run_lamina(
+            "work", "prepare", "capture payment for an order", "--json", cwd=repo, env=other_code
+        )
+        assert again.returncode == 0 and "replacing graphd" not in again.stderr
+        assert graphd(other_code)["pid"] == second["pid"]
+        _, stderr = _prepare(repo)  # back to the installed code: replaced once more
+        assert f"replacing graphd (pid {second['pid']})" in stderr and graphd()["same_code"] is True
+    finally:
+        run_lamina("graphd", "stop", cwd=repo)

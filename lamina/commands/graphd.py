@@ -19,6 +19,10 @@ def cmd_graphd_status(args: argparse.Namespace) -> int:
     others = report["others"]
     if report["running"] and report.get("answering"):
         lines = [f"{k}: {v}" for k, v in report.items() if k not in ("others", "running", "answering")]
+        if not report.get("same_code", True):
+            lines.append(
+                "it runs other Lamina code than this command: the next command that needs it replaces it"
+            )
     elif report["running"]:
         lines = [
             f"graphd pid {report['pid']} holds this repository's lock but does not answer; see {report['log']}"

@@ -254,19 +254,33 @@ def start_graphd(
     return proc.pid
 
 
-def _try_client(ws: Workspace, key: bytes) -> GraphdClient | None:
-    """A client on a daemon that greets us and answers a ping; None when nothing, or a daemon that is
-    exiting (idle timeout, stop, storage failure), is listening."""
+def _try_client(ws: Workspace, key: bytes) -> tuple[GraphdClient, dict[str, Any]] | None:
+    """A client on a daemon that greets us and answers a ping, with the ping's reply; None when nothing, or
+    a daemon that is exiting (idle timeout, stop, storage failure), is listening."""
     sock = _try_connect(ws)
     if sock is None:
         return None
     try:
         client = GraphdClient(key, sock)
-        client.call("ping")
-        return client
+        return client, client.call("ping")
     except (ConnectionResetError, EOFError, BrokenPipeError, LaminaError):
         sock.close()
         return None
+
+
+def _stop_other_code(ws: Workspace, client: GraphdClient, ping: dict[str, Any]) -> None:
+    """Stop a graphd that runs other Lamina code than this client (started before an upgrade or an edit:
+    address.code_identity), and wait until it is gone, so the next one runs this code."""
+    sys.stderr.write(
+        f"lamina: replacing graphd (pid {ping.get('pid')}): it runs other Lamina code than this command "
+        "(an upgrade or an edit since it started)\n"
+    )
+    with client:
+        try:
+            client.call("stop")
+        except (LaminaError, OSError, EOFError):
+            pass
+    _wait_for_exit(ws)
 
 
 def _wait_for_exit(ws: Workspace, timeout: float = 30.0) -> None:
@@ -303,19 +317,31 @@ def connect(
     dormant: float | None = None,
 ) -> GraphdClient:
     """A client on this repository instance's graphd, started when absent (after stopping the graphds
-    of earlier instances at this path: replace_other_graphds)."""
+    of earlier instances at this path: replace_other_graphds) or when it runs other Lamina code than this
+    process (address.code_identity: started before an upgrade or an edit). Without `autostart` (status,
+    stop) any running graphd of this instance is the answer."""
     ensure_dirs(ws)
     key = read_or_create_secret(ws)
-    client = _try_client(ws, key)
-    if client is None and autostart:
-        with _start_lock(ws):
-            client = _try_client(ws, key)
-            if client is None:
+    found = _try_client(ws, key)
+    code = address.code_identity()
+    if found is not None and (not autostart or found[1].get("code") == code):
+        return found[0]
+    if found is not None:
+        found[0].close()
+    client = None
+    if autostart:
+        with _start_lock(ws):  # one client replaces or starts graphd; the others then use it
+            found = _try_client(ws, key)
+            if found is not None and found[1].get("code") != code:
+                _stop_other_code(ws, *found)
+                found = None
+            if found is None:
                 replace_other_graphds(ws)
                 _wait_for_exit(ws)
                 clean_stale(ws)
                 start_graphd(ws, idle_timeout, model_idle, dormant)
-                client = _try_client(ws, key)
+                found = _try_client(ws, key)
+            client = found[0] if found is not None else None
     if client is None:
         raise LaminaError(
             "LAMINA_GRAPHD_UNAVAILABLE",
@@ -343,7 +369,10 @@ def survey(ws: Workspace) -> dict[str, Any]:
     report: dict[str, Any] = {"running": False, "instance": ws.instance}
     info = status(ws)
     if info is not None:
-        report.update(info, running=True, answering=True)
+        # same_code: whether graphd runs this command's Lamina code (connect replaces one that does not)
+        report.update(
+            info, running=True, answering=True, same_code=info.get("code") == address.code_identity()
+        )
     elif daemon_lock_held(ws):
         pid = _read_pid(ws.pid_path)
         report.update(running=True, answering=False, pid=pid, log=str(ws.log_path))

@@ -37,7 +37,7 @@ from lamina.constants import (
     RETRIEVAL_SCHEMA_VERSION,
 )
 from lamina.errors import LaminaError
-from lamina.graphd import protocol
+from lamina.graphd import address, protocol
 from lamina.graphd.hosting import BuildHost, SendProgress
 from lamina.graphd.index_store import IndexStore, StorageFailure
 from lamina.graphd.requests import BY_NAME, PROTOCOL_VERSION, REQUESTS
@@ -103,6 +103,7 @@ class GraphDaemon:
         self.key = read_or_create_secret(ws)
         self.idle_timeout = idle_timeout
         self.started = time.time()
+        self.code = address.code_identity()  # which Lamina this is: a client running other code replaces it
         self.last_activity = time.monotonic()
         self.db_lock = threading.RLock()  # one writer/reader at a time on the databases
         self.stopping = threading.Event()
@@ -448,6 +449,7 @@ class GraphDaemon:
             "index_reopened": self.index_reopened,
             "protocol": PROTOCOL_VERSION,
             "operations": [request.name for request in REQUESTS],
+            "code": self.code,
         }, b""
 
     def op_stop(self, header: dict[str, Any], payload: bytes) -> Reply:

@@ -139,15 +139,18 @@ def ask_graphd_to_prepare(
     sock = _connect(common_dir, key) if key is not None else None
     if key is None or sock is None:
         return None
+    from lamina.graphd.address import code_identity
     from lamina.graphd.protocol import GraphdClient
 
     try:  # a graphd that greets and answers a ping is up (not exiting after its idle timeout)
         client = GraphdClient(key, sock)
-        offered = client.call("ping").get("operations")
+        ping = client.call("ping")
     except (LaminaError, OSError, EOFError):
         sock.close()
         return None
-    if not offers_prepare(offered):  # an older graphd: the full path asks it the old way
+    # an older graphd, or one running other Lamina code (an upgrade or an edit since it started): the full
+    # path replaces it (lamina/graphd/client.py connect)
+    if not offers_prepare(ping.get("operations")) or ping.get("code") != code_identity():
         client.close()
         return None
     with client:  # graphd's errors are raised as the full path reports them (e.g. killed mid-build)
