@@ -375,6 +375,33 @@ def test_a_task_scoped_to_an_examples_folder_gets_its_programs_as_sources() -> N
         assert {s["file"] for s in localize(corpus, task, None)} == {"progress.go"}
 
 
+def test_a_task_that_names_an_example_lists_that_examples_program_first() -> None:
+    """ "Fix the chat example" names a program in examples/chat/: it comes first (opened as code when its folder
+    made it docs), with the reason, though the library's words match the task better; a task that names no
+    example, or one the repository does not have, ranks as before."""
+    corpus = build_chunk_corpus(
+        ["viewport.go", "examples/chat/main.go", "examples/pager/main.go", "_examples/chat/main.go"],
+        ["Viewport.SetContent", "main", "main", "main"], ["method", "function", "function", "function"],
+        [1, 1, 1, 1], [9, 9, 9, 9],
+        ["func (v Viewport) SetContent(s string) resize the viewport on window size",
+         "func main() { messages := chat() }", "func main() { pager := viewport.New() resize }",
+         "func main() { other chat }"],
+        None, roles=["code", "docs", "docs", "code"],
+    )  # fmt: skip
+    task = "docs(example): resize chat example based on window"
+    assert read_task(task).examples == ("chat",)
+    assert read_task("update table-resize example for Lip Gloss v2").examples == ("table-resize",)
+    assert read_task("add an example; the example works").examples == ()  # "an", "the": no example's name
+    sources = localize(corpus, task, None)
+    files = [s["file"] for s in sources]
+    assert set(files[:2]) == {"examples/chat/main.go", "_examples/chat/main.go"} and files[2] == "viewport.go"
+    by_file = {s["file"]: s["reasons"] for s in sources}
+    assert "in the folder the task names: examples/chat" in by_file["examples/chat/main.go"]  # opened as code
+    assert "in the example the task names: _examples/chat" in by_file["_examples/chat/main.go"]
+    for plain in ("resize the viewport based on window", "resize the shell example based on window"):
+        assert [s["file"] for s in localize(corpus, plain, None)][0] == "viewport.go"
+
+
 def test_a_release_task_lists_the_code_that_states_the_version_first() -> None:
     """A release task ("Bumped v1.3.0") shares no word with `__version__ = "1.2.0"`: the files that state a version come
     first (even one no ranker found), with the rule's reason; any other task ranks as before."""

@@ -15,7 +15,7 @@ Source text is untrusted data: it is ranked and quoted by position, never interp
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -54,6 +54,8 @@ from lamina.retrieval.tokenize import TaskQuery, read_task, split_words, tokeniz
 MAX_REASON_TERMS = 6
 SOURCE_ROLE = "code"
 RELATED_ROLES = ("test", "docs")
+# Where the example program a task names ("fix the chat example") lives: <one of these>/<its name>/.
+EXAMPLE_DIRS = ("examples", "example", "_examples", "samples", "sample")
 RELATED_DEPTH = 100  # best BM25 test and docs chunks searched for related entries
 
 
@@ -166,12 +168,13 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
     names (`fix(examples): …`) are code when only that folder made them docs or tests. The user said where
     the change is, so example programs join the source candidates (session 32: 53 of bubbletea's 360 and
     35 of express's 303 commits are scoped to `examples`, whose files were never candidates)."""
-    if not task.folders:
+    folders = (*task.folders, *example_folders(task))
+    if not folders:
         return layout
     opened = {
         f: folder
         for f, path in enumerate(layout.files)
-        if layout.role_of[f] in RELATED_ROLES and (folder := _deciding_folder(path, task.folders)) is not None
+        if layout.role_of[f] in RELATED_ROLES and (folder := _deciding_folder(path, folders)) is not None
     }
     if not opened:
         return layout
@@ -184,6 +187,11 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
         related[rows] = False
         role_of[f] = SOURCE_ROLE
     return replace(layout, code=code, related=related, role_of=tuple(role_of), terms_of={}, opened=opened)
+
+
+def example_folders(task: TaskQuery) -> tuple[str, ...]:
+    """The folders where the examples a task names may live (`examples/chat`, `_examples/chat`, …)."""
+    return tuple(f"{where}/{name}" for name in task.examples for where in EXAMPLE_DIRS)
 
 
 def folder_start(path: str, folder: str) -> int:
@@ -486,6 +494,12 @@ def rank_files(
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
     file_reasons = {f: (f"in the folder the task names: {folder}",) for f, folder in layout.opened.items()}
+    examples = _named_example_files(layout, task)
+    if examples:  # the program of the example the task names ("fix the chat example")
+        fused_files = _files_first(layout, fused_files, examples.keys())
+        for f, folder in examples.items():
+            if f not in layout.opened:  # an opened file already says which folder
+                file_reasons[f] = (*file_reasons.get(f, ()), f"in the example the task names: {folder}")
     lead: frozenset[int] = frozenset()
     if corpus.states_version and reads_as_release(query):
         fused_files, lead = _version_files_first(corpus, layout, fused_files)
@@ -509,22 +523,43 @@ def _workflow_terms(words: str, task_terms: Mapping[str, float]) -> dict[str, st
     return {t: said.get(t, t) for t in dict.fromkeys(tokenize(words)) if t not in task_terms}
 
 
+def _files_first(
+    layout: _Layout, files: Sequence[tuple[int, float, dict[str, int]]], chosen: Collection[int]
+) -> list[tuple[int, float, dict[str, int]]]:
+    """`files` with the `chosen` ones first: in their ranked order, then by path those no ranker found; then
+    the rest in their order. What a rule of the task's reading does (a version, a named commit, a named
+    example)."""
+    if not chosen:
+        return list(files)
+    first = [entry for entry in files if entry[0] in chosen]
+    ranked = {entry[0] for entry in first}
+    unranked: list[tuple[int, float, dict[str, int]]] = [
+        (f, 0.0, {}) for f in sorted(set(chosen) - ranked, key=lambda f: layout.files[f])
+    ]
+    return first + unranked + [entry for entry in files if entry[0] not in chosen]
+
+
 def _version_files_first(
     corpus: ChunkCorpus, layout: _Layout, files: Sequence[tuple[int, float, dict[str, int]]]
 ) -> tuple[list[tuple[int, float, dict[str, int]]], frozenset[int]]:
-    """A release task's files: the code files that state a version first (in their ranked order, then by
-    path when unranked), then the rest; and the code chunks that state one (release.py)."""
+    """A release task's files: the code files that state a version first, then the rest; and the code
+    chunks that state one (release.py)."""
     lines = frozenset(i for i in np.flatnonzero(layout.code).tolist() if corpus.states_version[i])
-    stating = {int(layout.file_of[i]) for i in lines}
-    if not stating:
-        return list(files), lines
-    first = [entry for entry in files if entry[0] in stating]
-    ranked = {entry[0] for entry in first}
-    unranked: list[tuple[int, float, dict[str, int]]] = [
-        (f, 0.0, {}) for f in sorted(stating - ranked, key=lambda f: layout.files[f])
-    ]
-    rest = [entry for entry in files if entry[0] not in stating]
-    return first + unranked + rest, lines
+    return _files_first(layout, files, {int(layout.file_of[i]) for i in lines}), lines
+
+
+def _named_example_files(layout: _Layout, task: TaskQuery) -> dict[int, str]:
+    """The code files in the folders of the examples the task names, each with its folder."""
+    folders = example_folders(task)
+    if not folders:
+        return {}
+    return {
+        f: folder
+        for f, path in enumerate(layout.files)
+        if layout.code_rows(f).size
+        for folder in (next((x for x in folders if folder_start(path, x) >= 0), None),)
+        if folder is not None
+    }
 
 
 def _named_commit_files_first(
@@ -546,15 +581,7 @@ def _named_commit_files_first(
         if 0 < len(code) <= max_files:
             for f in code:
                 changed_by.setdefault(f, commit)
-    if not changed_by:
-        return list(files), changed_by
-    first = [entry for entry in files if entry[0] in changed_by]
-    ranked = {entry[0] for entry in first}
-    unranked: list[tuple[int, float, dict[str, int]]] = [
-        (f, 0.0, {}) for f in sorted(changed_by.keys() - ranked, key=lambda f: layout.files[f])
-    ]
-    rest = [entry for entry in files if entry[0] not in changed_by]
-    return first + unranked + rest, changed_by
+    return _files_first(layout, files, changed_by.keys()), changed_by
 
 
 def _scored_files(

@@ -228,6 +228,13 @@ class TaskQuery:
     # between a path's folders; commit types (`docs: …`) are not folders. Localization reads the programs
     # of such a folder as code even where the folder makes them docs or tests (session 32).
     folders: tuple[str, ...] = ()
+    # The examples it names ("fix the chat example", "update table-resize example"), lower-cased: localization
+    # reads an examples folder's program of that name as code and lists it first (session 33).
+    examples: tuple[str, ...] = ()
+
+
+# "<name> example": the example program a task names; the name is one word, hyphens allowed.
+_EXAMPLE_RE = re.compile(r"\b([a-z0-9][a-z0-9_-]*)\s+example\b", re.IGNORECASE)
 
 
 _FILE_SUFFIX_RE = re.compile(
@@ -300,4 +307,13 @@ def read_task(text: str) -> TaskQuery:
         for t in word_terms(word):
             terms.setdefault(t, None)
             words.setdefault(t, word)
-    return TaskQuery(tuple(terms), frozenset(identifier_terms), frozenset(names), words, tuple(folders))
+    examples = tuple(
+        dict.fromkeys(
+            name.casefold()
+            for name in _EXAMPLE_RE.findall(text)
+            if name.casefold() not in TASK_STOPWORDS_FOR_QUERY and name.casefold() not in COMMIT_TYPES
+        )
+    )
+    return TaskQuery(
+        tuple(terms), frozenset(identifier_terms), frozenset(names), words, tuple(folders), examples
+    )
