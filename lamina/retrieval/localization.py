@@ -301,9 +301,8 @@ class LocalizeParams:
     one_per_symbol: bool = LOCALIZE_ONE_PER_SYMBOL  # every window and overload of a symbol: one entry
     within_dense: float = 1.0  # weight of the cosine rank in a file's symbol order (BM25's is 1)
     workflow_term_weight: float = LOCALIZE_WORKFLOW_TERM_WEIGHT  # the selected workflows' words in BM25
-    named_commit_max_files: int = (
-        LOCALIZE_NAMED_COMMIT_MAX_FILES  # a named commit's code files come first up to this
-    )
+    # a named commit's code files come first when it changed at most this many
+    named_commit_max_files: int = LOCALIZE_NAMED_COMMIT_MAX_FILES
     # the file scorer (lamina/retrieval/file_scorer.py) re-orders the best `scorer_shortlist` fused files;
     # empty coefficients: the fused order as it is
     file_scorer: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_FILE_SCORER))
@@ -392,8 +391,8 @@ class RankedFiles:
     files: Sequence[tuple[int, float, dict[str, int]]]
     layout: _Layout  # the corpus's, or the task's when its scope names a docs or test folder (scoped_layout)
     # what a rule of the task's reading said about a file, given as reasons by each of its sources: the folder
-    # its scope names (scoped_layout), the version a release task changes (_version_files_first), the commit
-    # it names (_named_commit_files_first)
+    # its scope names (scoped_layout), the example it names (_named_example_files), the version a release task
+    # changes (_version_files_first), the commit it names (_named_commit_files_first)
     file_reasons: Mapping[int, tuple[str, ...]] = field(default_factory=dict)
     # chunks that are their file's first source (a release's version lines)
     lead: frozenset[int] = frozenset()
@@ -551,15 +550,14 @@ def _version_files_first(
 def _named_example_files(layout: _Layout, task: TaskQuery) -> dict[int, str]:
     """The code files in the folders of the examples the task names, each with its folder."""
     folders = example_folders(task)
+    found: dict[int, str] = {}
     if not folders:
-        return {}
-    return {
-        f: folder
-        for f, path in enumerate(layout.files)
-        if layout.code_rows(f).size
-        for folder in (next((x for x in folders if folder_start(path, x) >= 0), None),)
-        if folder is not None
-    }
+        return found
+    for f, path in enumerate(layout.files):
+        folder = next((x for x in folders if folder_start(path, x) >= 0), None)
+        if folder is not None and layout.code_rows(f).size:
+            found[f] = folder
+    return found
 
 
 def _named_commit_files_first(
