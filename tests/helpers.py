@@ -33,6 +33,16 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
     return path
 
 
+def commit(repo: Path, files: dict[str, str], message: str) -> str:
+    """Write `files` (relative path -> text), commit them with `message`; the new commit's hash."""
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
 def copy_tree(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst, dirs_exist_ok=True)
     return dst

@@ -7,16 +7,7 @@ from pathlib import Path
 
 from bench.history import build_history_corpus, clean_message, history_ranking, read_commits, recent_commits
 from lamina.retrieval.localization import build_chunk_corpus, localize_all
-from tests.helpers import git, make_repo
-
-
-def _commit(repo: Path, files: dict[str, str], message: str) -> str:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD").strip()
+from tests.helpers import commit, git, make_repo
 
 
 def test_clean_message_drops_trailers_urls_issue_numbers_and_checklists() -> None:
@@ -29,11 +20,11 @@ def test_clean_message_drops_trailers_urls_issue_numbers_and_checklists() -> Non
 
 def test_past_commits_are_read_with_their_files_newest_first(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "x = 1\n"})
-    first = _commit(repo, {"src/billing.py": "def charge(): pass\n"}, "Charge the card twice on retry")
+    first = commit(repo, {"src/billing.py": "def charge(): pass\n"}, "Charge the card twice on retry")
     git(repo, "checkout", "-q", "-b", "side")
-    side = _commit(repo, {"src/side.py": "y = 2\n"}, "A side change")
+    side = commit(repo, {"src/side.py": "y = 2\n"}, "A side change")
     git(repo, "checkout", "-q", "main")
-    second = _commit(repo, {"src/ship.py": "def ship(): pass\n", "src/billing.py": "z = 0\n"}, "Ship later")
+    second = commit(repo, {"src/ship.py": "def ship(): pass\n", "src/billing.py": "z = 0\n"}, "Ship later")
     git(repo, "merge", "-q", "--no-ff", "-m", "Merge side", "side")
     head = git(repo, "rev-parse", "HEAD").strip()
     ids = recent_commits(repo, head, 10)
@@ -57,10 +48,10 @@ def test_a_repository_without_history_gives_no_commits(tmp_path: Path) -> None:
 
 def test_history_ranks_first_a_file_whose_code_names_nothing_the_task_says(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"README.md": "shop\n"})
-    _commit(repo, {"src/ledger.py": "def post(entry): pass\n"}, "Refunds must reverse the booking")
-    _commit(repo, {"src/ledger.py": "def post(entry): return entry\n"}, "Partial refund: reverse its booking")
-    _commit(repo, {"src/mail.py": "def send(): pass\n"}, "Send the receipt by mail")
-    _commit(repo, {"src/mail.py": "def send(): return 1\n"}, "Mail a refund receipt")
+    commit(repo, {"src/ledger.py": "def post(entry): pass\n"}, "Refunds must reverse the booking")
+    commit(repo, {"src/ledger.py": "def post(entry): return entry\n"}, "Partial refund: reverse its booking")
+    commit(repo, {"src/mail.py": "def send(): pass\n"}, "Send the receipt by mail")
+    commit(repo, {"src/mail.py": "def send(): return 1\n"}, "Mail a refund receipt")
     head = git(repo, "rev-parse", "HEAD").strip()
     commits = read_commits(repo, recent_commits(repo, head, 100), max_files=50)
     history = build_history_corpus(

@@ -12,26 +12,17 @@ import pytest
 from lamina.repo.git import commit_paths
 from lamina.retrieval.service import named_commit_paths
 from tests.conftest import run_lamina
-from tests.helpers import git, make_repo
-
-
-def _commit(repo: Path, files: dict[str, str], message: str) -> str:
-    for rel, text in files.items():
-        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-        (repo / rel).write_text(text)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", message)
-    return git(repo, "rev-parse", "HEAD").strip()
+from tests.helpers import commit, git, make_repo
 
 
 def test_commit_paths_are_what_a_commit_changed_against_its_first_parent(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n", "b.py": "B = 1\n"})
     root = git(repo, "rev-parse", "HEAD").strip()
-    one = _commit(repo, {"b.py": "B = 2\n", "dir with space/ü.py": "U = 1\n"}, "change b")
+    one = commit(repo, {"b.py": "B = 2\n", "dir with space/ü.py": "U = 1\n"}, "change b")
     git(repo, "switch", "-q", "-c", "side")
-    side = _commit(repo, {"c.py": "C = 1\n"}, "add c")
+    side = commit(repo, {"c.py": "C = 1\n"}, "add c")
     git(repo, "switch", "-q", "main")
-    _commit(repo, {"a.py": "A = 2\n"}, "change a")
+    commit(repo, {"a.py": "A = 2\n"}, "change a")
     git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side")
     merge = git(repo, "rev-parse", "HEAD").strip()
     common = Path(git(repo, "rev-parse", "--git-common-dir").strip())
@@ -51,7 +42,7 @@ def test_commit_paths_are_what_a_commit_changed_against_its_first_parent(tmp_pat
 
 def test_named_commit_paths_reads_only_the_commits_the_repository_has(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
-    one = _commit(repo, {"b.py": "B = 1\n"}, "add b")
+    one = commit(repo, {"b.py": "B = 1\n"}, "add b")
     task = f"Revert {one[:9]} and 1234abcd: b broke the build"
     assert named_commit_paths(repo / ".git", task) == {one[:9]: ("b.py",)}
     assert named_commit_paths(None, task) == {}  # no repository: nothing is asked
@@ -64,7 +55,7 @@ def test_a_task_naming_a_commit_gets_its_code_first_through_graphd(tmp_path: Pat
 
     repo = shop_repo(tmp_path / "shop")
     payouts = repo / "backend" / "shop" / "payouts.py"
-    changed = _commit(
+    changed = commit(
         repo,
         {"backend/shop/payouts.py": payouts.read_text() + "\n\ndef hold_back(amount):\n    return amount\n"},
         "Hold back part of each payout",
