@@ -65,13 +65,15 @@ def test_commit_hashes_are_the_hashes_the_task_names_once_each_lower_case() -> N
 
 
 def _named_commit_corpus():
-    paths = ["shop/orders.py", "shop/totals.py", "shop/format.py", "docs/totals.md"]
+    paths = ["shop/orders.py", "shop/totals.py", "shop/format.py", "docs/totals.md", "tests/test_orders.py",
+             "tests/test_sums.py"]  # fmt: skip
     return build_chunk_corpus(
-        paths, ["cancel_order", "line_sum", "money", "<file>"], ["function", "function", "function", "file"],
-        [1, 1, 1, 1], [5, 5, 5, 5],
+        paths, ["cancel_order", "line_sum", "money", "<file>", "test_cancel_order", "test_lines_add_up"],
+        ["function", "function", "function", "file", "function", "function"], [1] * 6, [5] * 6,
         ["def cancel_order(order): cancel the order and refund it", "def line_sum(lines): add the lines up",
-         "def money(cents): format an amount", "# Totals\nhow totals are summed"],
-        None, roles=["code", "code", "code", "docs"],
+         "def money(cents): format an amount", "# Totals\nhow totals are summed",
+         "def test_cancel_order(): cancel_order(order) twice", "def test_lines_add_up(): assert line_sum([1]) == 1"],
+        None, roles=["code", "code", "code", "docs", "test", "test"],
     )  # fmt: skip
 
 
@@ -82,11 +84,17 @@ def test_a_task_that_names_a_commit_lists_the_code_it_changed_first() -> None:
     task = "Revert 55fcffe: cancel the order twice"
     plain = [s["file"] for s in localize(corpus, task, None)]
     assert plain[0] == "shop/orders.py" and "shop/totals.py" not in plain
-    changed = {"55fcffe": ("shop/totals.py", "docs/totals.md", "gone/deleted.py")}
-    sources = localize_all(corpus, task, None, commit_paths=changed)[0]
+    assert [r["file"] for r in localize_all(corpus, task, None)[1]] == ["tests/test_orders.py"]
+    changed = {"55fcffe": ("shop/totals.py", "docs/totals.md", "tests/test_sums.py", "gone/deleted.py")}
+    sources, related = localize_all(corpus, task, None, commit_paths=changed)
     assert [s["file"] for s in sources][:2] == ["shop/totals.py", "shop/orders.py"]
     assert "changed by commit 55fcffe, which the task names" in sources[0]["reasons"]
     assert not any("commit" in r for s in sources[1:] for r in s["reasons"])
+    # what the named commit changed leads `related`, its test first, tied to the code that commit changed
+    assert [(r["file"], r["for"]["file"]) for r in related][:2] == [
+        ("tests/test_sums.py", "shop/totals.py"),
+        ("docs/totals.md", "shop/totals.py"),
+    ]
     # a commit that changed more code files than named_commit_max_files says little: nothing moves
     broad = {"55fcffe": ("shop/totals.py", "shop/format.py")}
     p = LocalizeParams(named_commit_max_files=1)

@@ -55,9 +55,15 @@ def test_a_task_naming_a_commit_gets_its_code_first_through_graphd(tmp_path: Pat
 
     repo = shop_repo(tmp_path / "shop")
     payouts = repo / "backend" / "shop" / "payouts.py"
+    refunds_test = repo / "backend" / "tests" / "test_refunds.py"
     changed = commit(
         repo,
-        {"backend/shop/payouts.py": payouts.read_text() + "\n\ndef hold_back(amount):\n    return amount\n"},
+        {
+            "backend/shop/payouts.py": payouts.read_text()
+            + "\n\ndef hold_back(amount):\n    return amount\n",
+            "backend/tests/test_refunds.py": refunds_test.read_text()
+            + "\n\ndef test_part_is_kept():\n    pass\n",
+        },
         "Hold back part of each payout",
     )
     task = f"Revert {changed[:9]}: buyers could not cancel an order"
@@ -72,6 +78,10 @@ def test_a_task_naming_a_commit_gets_its_code_first_through_graphd(tmp_path: Pat
             ).stdout
         )
         assert packet["sources"][0]["file"] == "backend/shop/payouts.py"
+        # the test that commit changed is the first related entry: what the revert must prove again
+        first_related = packet["related"][0]
+        assert first_related["file"] == "backend/tests/test_refunds.py"
+        assert first_related["for"]["file"] == "backend/shop/payouts.py"
         # a hash the repository does not have is only a word of the task: no source claims a commit
         unknown_task = "Revert 1234abcd: buyers could not cancel an order"
         unknown = json.loads(

@@ -398,6 +398,9 @@ class RankedFiles:
     lead: frozenset[int] = frozenset()
     # the selected workflows' terms the task does not say -> the graph's word behind each, for reasons
     workflow_terms: Mapping[str, str] = field(default_factory=dict)
+    # the commits the task names whose code files came first (_named_commit_files_first): their tests lead
+    # `related`
+    commits: tuple[str, ...] = ()
 
 
 def localize_all(
@@ -435,7 +438,8 @@ def localize_all(
         ranked.lead,
         ranked.workflow_terms,
     )
-    related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources)
+    changed = {path: c for c in ranked.commits for path in (commit_paths or {}).get(c, ())}
+    related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources, changed)
     return sources, related
 
 
@@ -504,13 +508,15 @@ def rank_files(
         fused_files, lead = _version_files_first(corpus, layout, fused_files)
         for f in {int(layout.file_of[i]) for i in lead}:
             file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
+    commits: tuple[str, ...] = ()
     if commit_paths:  # last: what the task names outranks what a release task suggests
         fused_files, changed_by = _named_commit_files_first(
             layout, fused_files, commit_paths, p.named_commit_max_files
         )
         for f, commit in changed_by.items():
             file_reasons[f] = (*file_reasons.get(f, ()), f"changed by commit {commit}, which the task names")
-    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms)
+        commits = tuple(dict.fromkeys(changed_by.values()))
+    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits)
 
 
 def _workflow_terms(words: str, task_terms: Mapping[str, float]) -> dict[str, str]:
@@ -818,9 +824,12 @@ def _related(
     task: TaskQuery,
     lexical: np.ndarray | None,
     sources: Sequence[Mapping[str, Any]],
+    changed: Mapping[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """At most RELATED_LIMIT tests and docs, best lexical match first, each tied to the first source whose
-    symbol (last name part) or module (file stem) its text names; untied ones only when nothing ties."""
+    symbol (last name part) or module (file stem) its text names; untied ones only when nothing ties. First
+    of all, the tests and docs the commits the task names changed (`changed`: path -> commit), tied to a source
+    that commit changed: what a revert or a backport must prove again."""
     if lexical is None or not sources:
         return []
     if not corpus.roles:
@@ -829,6 +838,8 @@ def _related(
     ranked = [i for i, _ in top_k(np.where(layout.related, lexical, 0.0), RELATED_DEPTH, min_score=0.0)]
     # tests first (what the change must prove), then docs; each by lexical rank
     candidates = sorted(ranked, key=lambda i: RELATED_ROLES.index(roles[i]))
+    named = _named_commit_related(layout, lexical, changed or {})
+    candidates = named + [i for i in candidates if changed is None or corpus.paths[i] not in changed]
     keys = []
     for s in sources:
         sym = str(s["symbol"])
@@ -844,6 +855,9 @@ def _related(
         if path in seen_files:
             continue
         tie = next((s for s, *names in keys if any(i in holding.get(n, ()) for n in names)), None)
+        if changed and path in changed:  # a named commit's test: tied to a source the same commit changed
+            commit = changed[path]
+            tie = next((s for s in sources if changed.get(str(s["file"])) == commit), tie or sources[0])
         if tie is None:
             continue
         seen_files.add(path)
@@ -861,6 +875,21 @@ def _related(
         if len(out) >= RELATED_LIMIT:
             break
     return out
+
+
+def _named_commit_related(layout: _Layout, lexical: np.ndarray, changed: Mapping[str, str]) -> list[int]:
+    """One chunk of each test, then docs, file the named commits changed (`changed`: path -> commit, in the
+    commits' order): the file's best BM25 chunk (ties: its first)."""
+    chunks = []
+    for path in changed:
+        f = layout.number.get(path)
+        if f is None:
+            continue
+        rows = layout.by_file[layout.file_start[f] : layout.file_start[f + 1]]
+        rows = rows[layout.related[rows]]
+        if rows.size:
+            chunks.append(int(rows[int(np.argmax(lexical[rows]))]))
+    return sorted(chunks, key=lambda i: RELATED_ROLES.index(layout.chunk_roles[i]))
 
 
 def _whole_term(name: str) -> str:
