@@ -589,10 +589,12 @@ def split_names(split: str) -> list[str]:
 
 def cmd_tune(args: argparse.Namespace) -> None:
     from lamina.retrieval.localization import LocalizeParams, localize, localize_all
-    from lamina.retrieval.service import named_commit_paths
+    from lamina.retrieval.service import ScopeHistory, named_commit_paths
 
-    # the repository's clone (--clones/<name>): the commits a task names, as graphd reads them from its repository
+    # the repository's clone (--clones/<name>): the commits a task names and its scope's history (from the indexed
+    # snapshot), as graphd reads them from its repository
     git_dir: dict[str, Path | None] = {"current": None}
+    history_of: dict[str, Any] = {"current": ScopeHistory(None), "head": ""}
 
     def run(c: Any, q: str, v: Any, h: Any, params: Any = None) -> Any:
         extra = {"file": whole_file_ranking(c, q)} if args.whole_file else {}
@@ -608,7 +610,10 @@ def cmd_tune(args: argparse.Namespace) -> None:
             }
             extra["history"] = history_ranking(h, q, code.__contains__, history_params)
         commits = named_commit_paths(git_dir["current"], q)
-        return localize_all(c, q, v, params=params, extra=extra, commit_paths=commits)[0]
+        scoped = history_of["current"].changes(history_of["head"], q)
+        return localize_all(c, q, v, params=params, extra=extra, commit_paths=commits, scope_history=scoped)[
+            0
+        ]
 
     from bench.history import HistoryParams, history_ranking
 
@@ -655,6 +660,7 @@ def cmd_tune(args: argparse.Namespace) -> None:
             corpus._layout["file_docs"] = file_documents(dump)
         base = Baselines(dump, scope_of(load_repos()[name]))
         snapshot = json.loads((args.work / "cases" / f"{name}.json").read_text())["snapshot"]
+        history_of.update(current=ScopeHistory(git_dir["current"]), head=snapshot)
         history = (
             load_history(args.work, args.clones, name, snapshot, args.history, args.history_max_files)
             if args.history

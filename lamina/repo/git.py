@@ -4,6 +4,7 @@ working-tree state, read with as few git calls as possible (the no-op path depen
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -113,3 +114,32 @@ def commit_paths(git_dir: Path, commit: str) -> tuple[str, ...] | None:
     if paths:
         paths[0] = paths[0].removeprefix("\n")
     return tuple(dict.fromkeys(p for p in paths if p))
+
+
+def recent_subjects(git_dir: Path, head: str, limit: int) -> tuple[tuple[str, str], ...]:
+    """The newest `limit` non-merge commits reachable from `head`, as (hash, subject); empty when git fails."""
+    raw = status.run_git(str(git_dir), "log", f"-n{limit}", "--no-merges", "--format=%H%x1f%s", head, "--")
+    if raw is None:
+        return ()
+    pairs = (line.split("\x1f", 1) for line in raw.decode(errors="replace").splitlines())
+    return tuple((p[0], p[1]) for p in pairs if len(p) == 2)
+
+
+def commits_paths(git_dir: Path, commits: Sequence[str]) -> tuple[tuple[str, ...], ...]:
+    """The paths each of `commits` (full hashes, in that order) changed against its first parent, in one git
+    call; empty when git fails."""
+    if not commits:
+        return ()
+    raw = status.run_git(
+        str(git_dir),
+        *("-c", "core.quotePath=false", "log", "--no-walk=unsorted", "--no-renames", "--name-only"),
+        *("--format=%x00%H", *commits, "--"),
+    )
+    if raw is None:
+        return ()
+    changed: dict[str, tuple[str, ...]] = {}
+    for block in raw.decode(errors="replace").split("\0")[1:]:
+        lines = [line for line in block.splitlines() if line]
+        if lines:
+            changed[lines[0]] = tuple(lines[1:])
+    return tuple(changed.get(c, ()) for c in commits)

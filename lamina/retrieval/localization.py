@@ -35,6 +35,8 @@ from lamina.constants import (
     LOCALIZE_ONE_PER_SYMBOL,
     LOCALIZE_RANKER_WEIGHTS,
     LOCALIZE_RRF_K,
+    LOCALIZE_SCOPE_MIN_COMMITS,
+    LOCALIZE_SCOPE_SHARE,
     LOCALIZE_SLOT_SCORER,
     LOCALIZE_SLOT_SCORER_INTERCEPT,
     LOCALIZE_WITHIN_FILE_RRF_K,
@@ -413,6 +415,7 @@ def localize_all(
     extra: Mapping[str, Sequence[str]] | None = None,
     workflow_words: str = "",
     commit_paths: Mapping[str, Sequence[str]] | None = None,
+    scope_history: Sequence[Sequence[str]] = (),
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(sources, related): see the module docstring. `extra`: further file rankings (name -> paths, best
     first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
@@ -420,9 +423,12 @@ def localize_all(
     `workflow_words`: the selected workflows' own words (lamina/graph/closure.py workflow_words), further
     BM25 evidence at `params.workflow_term_weight` for the terms the task does not say. `commit_paths`: each
     commit the task names (tokenize.commit_hashes, as the task writes it) -> the paths it changed (the caller
-    asks git: lamina/repo/git.py commit_paths); hashes that name no commit are left out."""
+    asks git: lamina/repo/git.py commit_paths); hashes that name no commit are left out. `scope_history`: the
+    paths each of the newest commits with the task's commit scope changed (tokenize.commit_scope; newest first)."""
     p = params or LocalizeParams()
-    ranked = rank_files(corpus, query, query_vector, rankers, p, extra, workflow_words, commit_paths)
+    ranked = rank_files(
+        corpus, query, query_vector, rankers, p, extra, workflow_words, commit_paths, scope_history
+    )
     if ranked is None:
         return [], []
     layout = ranked.layout
@@ -452,9 +458,10 @@ def rank_files(
     extra: Mapping[str, Sequence[str]] | None = None,
     workflow_words: str = "",
     commit_paths: Mapping[str, Sequence[str]] | None = None,
+    scope_history: Sequence[Sequence[str]] = (),
 ) -> RankedFiles | None:
     """The task's files, best first (fusion, then the file scorer); None when nothing ranks any file.
-    `workflow_words`, `commit_paths`: see localize_all."""
+    `workflow_words`, `commit_paths`, `scope_history`: see localize_all."""
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return None
@@ -503,6 +510,12 @@ def rank_files(
         for f, folder in examples.items():
             if f not in layout.opened:  # an opened file already says which folder
                 file_reasons[f] = (*file_reasons.get(f, ()), f"in the example the task names: {folder}")
+    usual = _scope_history_file(layout, scope_history)
+    if usual is not None:  # what the scope's recent commits almost always changed
+        f, changed, of = usual
+        fused_files = _files_first(layout, fused_files, (f,))
+        reason = f"changed by {changed} of the last {of} commits with the task's scope"
+        file_reasons[f] = (*file_reasons.get(f, ()), reason)
     lead: frozenset[int] = frozenset()
     if corpus.states_version and reads_as_release(query):
         fused_files, lead = _version_files_first(corpus, layout, fused_files)
@@ -551,6 +564,24 @@ def _version_files_first(
     chunks that state one (release.py)."""
     lines = frozenset(i for i in np.flatnonzero(layout.code).tolist() if corpus.states_version[i])
     return _files_first(layout, files, {int(layout.file_of[i]) for i in lines}), lines
+
+
+def _scope_history_file(layout: _Layout, history: Sequence[Sequence[str]]) -> tuple[int, int, int] | None:
+    """(file, commits that changed it, commits): the code file that LOCALIZE_SCOPE_SHARE of the scope's recent
+    commits changed, among those that changed code (at least LOCALIZE_SCOPE_MIN_COMMITS); None when none is."""
+    touched = [
+        {layout.number[p] for p in paths if p in layout.number and layout.code_rows(layout.number[p]).size}
+        for paths in history
+    ]
+    touched = [t for t in touched if t]
+    if len(touched) < LOCALIZE_SCOPE_MIN_COMMITS:
+        return None
+    counts: dict[int, int] = {}
+    for files in touched:
+        for f in files:
+            counts[f] = counts.get(f, 0) + 1
+    f, n = min(counts.items(), key=lambda item: (-item[1], layout.files[item[0]]))
+    return (f, n, len(touched)) if n >= LOCALIZE_SCOPE_SHARE * len(touched) else None
 
 
 def _named_example_files(layout: _Layout, task: TaskQuery) -> dict[int, str]:

@@ -16,12 +16,16 @@ from typing import Any, overload
 
 import numpy as np
 
-from lamina.constants import LOCALIZE_NAMED_COMMITS_READ
+from lamina.constants import (
+    LOCALIZE_NAMED_COMMITS_READ,
+    LOCALIZE_SCOPE_COMMITS,
+    LOCALIZE_SCOPE_HISTORY_READ,
+)
 from lamina.errors import LaminaError
 from lamina.graph.closure import workflow_words
 from lamina.graphd.protocol import vector_rows
 from lamina.packet import build_packet
-from lamina.repo.git import commit_paths
+from lamina.repo.git import commit_paths, commits_paths, recent_subjects
 from lamina.repo.roles import conventional_role
 from lamina.retrieval import late
 from lamina.retrieval.bm25 import (
@@ -53,7 +57,7 @@ from lamina.retrieval.selection import (
     root_doc_from_meta,
     select_for_task,
 )
-from lamina.retrieval.tokenize import commit_hashes
+from lamina.retrieval.tokenize import commit_hashes, commit_scope
 from lamina.retrieval.wording import WordingModel, wording_probabilities
 
 log = logging.getLogger("lamina.graphd")
@@ -333,6 +337,48 @@ def named_commit_paths(git_dir: Path | None, task: str) -> dict[str, tuple[str, 
     return {h: paths for h, paths in named.items() if paths}
 
 
+class ScopeHistory:
+    """What the newest commits with a task's commit scope changed (localize_all's `scope_history`), read with git
+    and kept per head: the newest LOCALIZE_SCOPE_HISTORY_READ subjects of each of the last few heads, and each
+    scope's answer (a head's history never changes)."""
+
+    HEADS = 4  # heads kept (one per recently used branch)
+    SCOPES = 256  # scopes' answers kept
+
+    def __init__(self, git_dir: Path | None) -> None:
+        self.git_dir = git_dir
+        self._subjects: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
+        self._answers: OrderedDict[tuple[str, str], tuple[tuple[str, ...], ...]] = OrderedDict()
+
+    def changes(self, head: str, task: str) -> tuple[tuple[str, ...], ...]:
+        """The paths each of the newest LOCALIZE_SCOPE_COMMITS commits with the task's scope changed, newest
+        first; empty without a scope, a repository or a head."""
+        scope = commit_scope(task)
+        if self.git_dir is None or scope is None or not head:
+            return ()
+        key = (head, scope)
+        if key not in self._answers:
+            if head not in self._subjects:
+                self._subjects[head] = recent_subjects(self.git_dir, head, LOCALIZE_SCOPE_HISTORY_READ)
+                while len(self._subjects) > self.HEADS:
+                    self._subjects.popitem(last=False)
+            self._subjects.move_to_end(head)
+            prefix = f"{scope}: "
+            same = [h for h, subject in self._subjects[head] if subject.startswith(prefix)]
+            self._answers[key] = commits_paths(self.git_dir, same[:LOCALIZE_SCOPE_COMMITS])
+            while len(self._answers) > self.SCOPES:
+                self._answers.popitem(last=False)
+        self._answers.move_to_end(key)
+        return self._answers[key]
+
+
+def indexed_head(manifest: dict[str, Any]) -> str:
+    """The commit a generation indexed (its source revision without a dirty suffix); "" before the first."""
+    revision = str(manifest.get("source_revision") or "")
+    head = revision.split("+", 1)[0]
+    return "" if head.startswith("(") else head
+
+
 class RetrievalService:
     def __init__(
         self, product: ProductReader, index: IndexReader, threads: int, git_dir: Path | None = None
@@ -340,6 +386,7 @@ class RetrievalService:
         self.product = product
         self.index = index
         self.git_dir = git_dir  # the repository's common git dir: what commits a task names changed
+        self.scope_history = ScopeHistory(git_dir)
         # identity -> the ranking state of its current generation, most recently used last. Keyed by
         # identity, not generation: a replaced generation's state (and the cached versions only it used)
         # goes as soon as its identity's next state is loaded, instead of staying warm until three more
@@ -601,6 +648,7 @@ class RetrievalService:
             qvec,
             workflow_words=words,
             commit_paths=named_commit_paths(self.git_dir, task),
+            scope_history=self.scope_history.changes(indexed_head(state.manifest), task),
         )
         return build_packet(
             task=task,
@@ -648,7 +696,12 @@ class RetrievalService:
             "query": text,
             "retrieval": {"mode": "hybrid" if qvec is not None else "lexical_degraded", "ranker": ranker},
             "sources": localize_all(
-                state.chunks, text, qvec, rankers=rankers, commit_paths=named_commit_paths(self.git_dir, text)
+                state.chunks,
+                text,
+                qvec,
+                rankers=rankers,
+                commit_paths=named_commit_paths(self.git_dir, text),
+                scope_history=self.scope_history.changes(indexed_head(state.manifest), text),
             )[0],
             "trust": {"sources": "untrusted"},
         }

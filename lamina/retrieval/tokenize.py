@@ -206,6 +206,16 @@ def commit_hashes(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h.lower() for h in _COMMIT_HASH_RE.findall(text)))
 
 
+def commit_scope(text: str) -> str | None:
+    """The plain commit scope the task's first line starts with (`ignore/types: add Gleam` -> `ignore/types`), as
+    written; None for none, a conventional `type(scope): …` or a commit type (`fix: …`)."""
+    scope = _SCOPE_RE.match(text.lstrip().split("\n", 1)[0])
+    if scope is None or scope.group("type") or not scope.group("plain"):
+        return None
+    plain = scope.group("plain").strip()
+    return None if plain.casefold() in COMMIT_TYPES else plain
+
+
 def strip_commit_noise(text: str) -> str:
     """`text` without commit hashes, cherry-pick and backport boilerplate and `[3.15]` branch tags (each
     replaced by a space). Query side only: read_task calls it; indexed text is never changed."""
