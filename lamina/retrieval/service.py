@@ -40,6 +40,7 @@ from lamina.retrieval.bm25 import (
 from lamina.retrieval.intents import selection_texts
 from lamina.retrieval.localization import (
     CHUNK_FIELDS,
+    RANKERS,
     ChunkCorpus,
     chunk_documents,
     chunk_name_terms,
@@ -642,14 +643,7 @@ class RetrievalService:
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
         # the selected workflows' own words are further evidence for where the change goes (session 32)
         words = workflow_words(closure) if closure is not None else ""
-        sources, related = localize_all(
-            state.chunks,
-            task,
-            qvec,
-            workflow_words=words,
-            commit_paths=named_commit_paths(self.git_dir, task),
-            scope_history=self.scope_history.changes(indexed_head(state.manifest), task),
-        )
+        sources, related = self._localize(state, task, qvec, words=words)
         return build_packet(
             task=task,
             state_manifest=state.manifest,
@@ -662,6 +656,26 @@ class RetrievalService:
             closure=closure,
             sources=sources,
             related=related,
+        )
+
+    def _localize(
+        self,
+        state: GenerationState,
+        text: str,
+        qvec: np.ndarray | None,
+        rankers: Sequence[str] = RANKERS,
+        words: str = "",
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """localize_all with what the repository's history says about the task: the commits it names, and
+        what its commit scope's recent commits changed."""
+        return localize_all(
+            state.chunks,
+            text,
+            qvec,
+            rankers=rankers,
+            workflow_words=words,
+            commit_paths=named_commit_paths(self.git_dir, text),
+            scope_history=self.scope_history.changes(indexed_head(state.manifest), text),
         )
 
     def _select(self, state: GenerationState, task: str) -> Selection:
@@ -695,13 +709,6 @@ class RetrievalService:
         return {
             "query": text,
             "retrieval": {"mode": "hybrid" if qvec is not None else "lexical_degraded", "ranker": ranker},
-            "sources": localize_all(
-                state.chunks,
-                text,
-                qvec,
-                rankers=rankers,
-                commit_paths=named_commit_paths(self.git_dir, text),
-                scope_history=self.scope_history.changes(indexed_head(state.manifest), text),
-            )[0],
+            "sources": self._localize(state, text, qvec, rankers=rankers)[0],
             "trust": {"sources": "untrusted"},
         }
