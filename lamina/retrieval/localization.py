@@ -126,10 +126,19 @@ class _Layout:
     # file number -> the folder of the task's scope that made it code for this task (scoped_layout)
     opened: Mapping[int, str] = field(default_factory=dict)
 
+    def rows(self, f: int) -> np.ndarray:
+        """File f's chunks, in corpus order."""
+        return self.by_file[self.file_start[f] : self.file_start[f + 1]]
+
     def code_rows(self, f: int) -> np.ndarray:
         """File f's code chunks, in corpus order."""
-        rows = self.by_file[self.file_start[f] : self.file_start[f + 1]]
+        rows = self.rows(f)
         return rows[self.code[rows]]
+
+    def code_file(self, path: str) -> int | None:
+        """The number of the file at `path` when it has code chunks (a source candidate); else None."""
+        f = self.number.get(path)
+        return f if f is not None and self.code_rows(f).size else None
 
 
 def _build_layout(corpus: ChunkCorpus) -> _Layout:
@@ -184,7 +193,7 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
     related = layout.related.copy()
     role_of = list(layout.role_of)
     for f in opened:
-        rows = layout.by_file[layout.file_start[f] : layout.file_start[f + 1]]
+        rows = layout.rows(f)
         code[rows] = True
         related[rows] = False
         role_of[f] = SOURCE_ROLE
@@ -569,10 +578,7 @@ def _version_files_first(
 def _scope_history_file(layout: _Layout, history: Sequence[Sequence[str]]) -> tuple[int, int, int] | None:
     """(file, commits that changed it, commits): the code file that LOCALIZE_SCOPE_SHARE of the scope's recent
     commits changed, among those that changed code (at least LOCALIZE_SCOPE_MIN_COMMITS); None when none is."""
-    touched = [
-        {layout.number[p] for p in paths if p in layout.number and layout.code_rows(layout.number[p]).size}
-        for paths in history
-    ]
+    touched = [{f for p in paths if (f := layout.code_file(p)) is not None} for paths in history]
     touched = [t for t in touched if t]
     if len(touched) < LOCALIZE_SCOPE_MIN_COMMITS:
         return None
@@ -608,11 +614,7 @@ def _named_commit_files_first(
     more than `max_files` code files, or none, moves nothing."""
     changed_by: dict[int, str] = {}
     for commit, paths in commit_paths.items():
-        code = [
-            layout.number[path]
-            for path in dict.fromkeys(paths)
-            if path in layout.number and layout.code_rows(layout.number[path]).size
-        ]
+        code = [f for path in dict.fromkeys(paths) if (f := layout.code_file(path)) is not None]
         if 0 < len(code) <= max_files:
             for f in code:
                 changed_by.setdefault(f, commit)
@@ -916,7 +918,7 @@ def _named_commit_related(layout: _Layout, lexical: np.ndarray, changed: Mapping
         f = layout.number.get(path)
         if f is None:
             continue
-        rows = layout.by_file[layout.file_start[f] : layout.file_start[f + 1]]
+        rows = layout.rows(f)
         rows = rows[layout.related[rows]]
         if rows.size:
             chunks.append(int(rows[int(np.argmax(lexical[rows]))]))

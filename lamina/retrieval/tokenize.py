@@ -206,10 +206,15 @@ def commit_hashes(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(h.lower() for h in _COMMIT_HASH_RE.findall(text)))
 
 
+def _subject_scope(text: str) -> re.Match[str] | None:
+    """The commit scope on the task's first line (`tpl/collections: …`, `fix(query-builder): …`), if any."""
+    return _SCOPE_RE.match(text.lstrip().split("\n", 1)[0])
+
+
 def commit_scope(text: str) -> str | None:
     """The plain commit scope the task's first line starts with (`ignore/types: add Gleam` -> `ignore/types`), as
     written; None for none, a conventional `type(scope): …` or a commit type (`fix: …`)."""
-    scope = _SCOPE_RE.match(text.lstrip().split("\n", 1)[0])
+    scope = _subject_scope(text)
     if scope is None or scope.group("type") or not scope.group("plain"):
         return None
     plain = scope.group("plain").strip()
@@ -277,8 +282,7 @@ def read_task(text: str) -> TaskQuery:
         text = unicodedata.normalize("NFKC", text)
     text = strip_commit_noise(text)
     named: list[str] = []  # identifier strings, in order
-    first_line = text.lstrip().split("\n", 1)[0]
-    scope = _SCOPE_RE.match(first_line)
+    scope = _subject_scope(text)
     body = text
     folders: list[str] = []
     if scope is not None:
