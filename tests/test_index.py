@@ -447,14 +447,14 @@ def test_hostile_files_are_skipped_and_counted(repo: Path) -> None:
     assert "latin1.py" in files and "escape.txt" not in files
 
 
-def _start_bulk_build(repo: Path) -> tuple[subprocess.Popen[bytes], sqlite3.Connection, int]:
-    """Add 12 files of 41 chunks each and start a prepare; return once the build (hosted by graphd) has
-    committed at least one batch of new embeddings to the content store."""
+def _start_bulk_build(repo: Path, *command: str) -> tuple[subprocess.Popen[bytes], sqlite3.Connection, int]:
+    """Add 12 files of 41 chunks each and start a prepare (or `command`); return once the build (hosted by
+    graphd) has committed at least one batch of new embeddings to the content store."""
     for i in range(12):
         (repo / f"src/bulk_{i}.py").write_text(_module(f"bulk{i}", 40, offset=i * 100))
     store = Path(status(repo)["store"]) / "cas.sqlite"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lamina.cli", "work", "prepare", "x", "--json"],
+        [sys.executable, "-m", "lamina.cli", *(command or ("work", "prepare", "x", "--json"))],
         cwd=repo,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -611,6 +611,26 @@ def test_rebuild_makes_a_new_generation(repo: Path) -> None:
     st = status(repo)
     assert st["generation"] != first and st["fresh"] is True
     assert st["last_build"]["chunks_embedded"] == 0  # the store still has every embedding
+
+
+def test_an_interrupted_rebuild_leaves_the_index_as_it_was(repo: Path) -> None:
+    """Ctrl-C during `context rebuild`: the client cancels the build and waits for graphd to stop it, the
+    generation that answered before still answers, and the next command resumes the work."""
+    first = prepare(repo)["index"]["generation"]
+    proc, db, baseline = _start_bulk_build(repo, "context", "rebuild", "--json")
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=120)
+    done_before_resume = db.execute("SELECT count(*) FROM embeddings").fetchone()[0] - baseline
+    db.close()
+    assert proc.returncode == 130
+    assert json.loads(out)["error"]["code"] == "LAMINA_INTERRUPTED"
+    st = status(repo)  # the client returned only once graphd had stopped the build
+    assert st["generation"] == first and st["state"] != "missing"
+    assert (st["last_failure"] or {}).get("code") == "LAMINA_INTERRUPTED", st["last_failure"]
+    assert 0 < done_before_resume < 12 * 41
+    searched = run_lamina("context", "search", "bulk", "--json", cwd=repo)
+    assert searched.returncode == 0, searched.stdout + searched.stderr
+    assert status(repo)["last_build"]["chunks_embedded"] == 12 * 41 - done_before_resume
 
 
 def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:

@@ -87,3 +87,59 @@ def test_the_thin_client_asks_for_prepare_only_when_graphd_lists_it(operations: 
     from lamina.index.hosted_prepare import offers_prepare
 
     assert offers_prepare(operations) is offered
+
+
+def _build_then(sock: socket.socket, key: bytes, final: dict[str, Any], seen: list[bytes]) -> None:
+    """graphd's half of a hosted build: one progress frame, then it waits until the client closes its
+    sending side (graphd's cancel), then sends `final` — the outcome the build reached."""
+    nonce = protocol.new_nonce()
+    sock.sendall(protocol.GREETING + nonce)
+    request = protocol.open_body(key, nonce, protocol.TO_SERVER, protocol.read_body(sock), 0)
+    progress = {"ok": True, "more": True, "n": 1, "progress": "embedding chunks: 1/9\n"}
+    sock.sendall(protocol.encode_frame(key, nonce, protocol.TO_CLIENT, request.seq, progress))
+    seen.append(sock.recv(1))  # b"": the client half-closed
+    sock.sendall(protocol.encode_frame(key, nonce, protocol.TO_CLIENT, request.seq, final))
+
+
+def _interrupted_build(final: dict[str, Any]) -> tuple[LaminaError, list[str], list[bytes]]:
+    key = os.urandom(32)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    seen: list[bytes] = []
+    server = threading.Thread(target=_build_then, args=(theirs, key, final, seen))
+    server.start()
+    shown: list[str] = []
+
+    def ctrl_c_on_first_progress(text: str) -> None:
+        shown.append(text)
+        if len(shown) == 1:
+            raise KeyboardInterrupt
+
+    try:
+        with protocol.GraphdClient(key, ours) as client:
+            client.call("build", on_progress=ctrl_c_on_first_progress, worktree="/x")
+    except LaminaError as err:
+        return err, shown, seen
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C left the client without cancelling the build and hearing its outcome")
+    finally:
+        server.join(timeout=10)
+        theirs.close()
+    pytest.fail("an interrupted build must not end as if it had answered")
+
+
+def test_ctrl_c_during_a_build_cancels_it_and_reports_what_graphd_did() -> None:
+    """The build stopped before activating: graphd's own LAMINA_INTERRUPTED reaches the user as is."""
+    stopped = {"ok": False, "error": {"code": "LAMINA_INTERRUPTED", "message": "the build was cancelled"}}
+    error, shown, seen = _interrupted_build(stopped)
+    assert seen == [b""]  # the cancel graphd sees: end of the client's stream
+    assert error.code == "LAMINA_INTERRUPTED" and error.message == "the build was cancelled"
+    assert "cancelling the build" in shown[-1]
+
+
+def test_ctrl_c_that_reaches_graphd_after_its_activation_does_not_claim_nothing_was_activated() -> None:
+    activated = {"ok": True, "hosted": True, "stats": {"generation": "g-20261207-abcd"}}
+    error, _, seen = _interrupted_build(activated)
+    assert seen == [b""]
+    assert error.code == "LAMINA_INTERRUPTED" and error.exit_status == 130
+    assert "generation g-20261207-abcd is active" in error.message
+    assert "activating anything" not in error.effective_hint  # the default hint would say nothing was

@@ -149,7 +149,10 @@ def register(sub: Any, selected: str | None = None) -> None:
         p = ctx.add_parser("status", help="generation, freshness, digests, counts, last build and failure")
         add_json_flag(p)
         p.set_defaults(handler=cmd_status)
-        p = ctx.add_parser("rebuild", help="invalidate this branch/worktree's generation and rebuild it now")
+        p = ctx.add_parser(
+            "rebuild",
+            help="rebuild this branch/worktree's generation now (the current one answers until then)",
+        )
         p.add_argument("--quiet", action="store_true")
         add_json_flag(p)
         p.set_defaults(handler=cmd_rebuild)

@@ -231,20 +231,51 @@ class GraphdClient:
                 "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
             ) from exc
         last_progress = 0
+        cancelled = False
         while True:
-            frame = self._read_reply(op, seq)
-            header = frame.header
-            if not header.get("more"):
-                break
-            n = header.get("n")
-            if not isinstance(n, int) or n <= last_progress:
-                raise LaminaError("LAMINA_GRAPHD_AUTH", f"progress frame {n!r} is not after {last_progress}")
-            last_progress = n
-            if on_progress is not None:
-                on_progress(str(header.get("progress", "")))
+            try:
+                frame = self._read_reply(op, seq)
+                header = frame.header
+                if not header.get("more"):
+                    break
+                n = header.get("n")
+                if not isinstance(n, int) or n <= last_progress:
+                    raise LaminaError(
+                        "LAMINA_GRAPHD_AUTH", f"progress frame {n!r} is not after {last_progress}"
+                    )
+                last_progress = n
+                if on_progress is not None:
+                    on_progress(str(header.get("progress", "")))
+            except KeyboardInterrupt:
+                if on_progress is None or cancelled:  # a short request, or a second Ctrl-C: stop now
+                    raise
+                cancelled = self._cancel(on_progress)
+                if not cancelled:
+                    raise
         if not header.get("ok"):
             raise reported_error(header.get("error"), op)
+        if cancelled:  # graphd had activated the build before the cancel reached it: say so, truthfully
+            stats = header.get("stats")
+            generation = stats.get("generation") if isinstance(stats, dict) else None
+            raise LaminaError(
+                "LAMINA_INTERRUPTED",
+                f"interrupted after the build had finished: generation {generation} is active"
+                if generation
+                else f"interrupted after graphd had answered {op}; it built nothing",
+                "Nothing was lost. Run the command again for its answer.",
+            )
         return header, frame.payload
+
+    def _cancel(self, on_progress: Callable[[str], None]) -> bool:
+        """Ctrl-C during a long request (a hosted build): close our sending side, which graphd reads as a
+        cancel (it stops the build at its next unit of work and activates nothing), then wait for its
+        reply so the command can say what happened. False when the connection cannot be half-closed."""
+        try:
+            self.sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return False
+        on_progress("cancelling the build (Ctrl-C again to stop waiting)\n")
+        return True
 
     def _read_reply(self, op: str, seq: int) -> Frame:
         try:

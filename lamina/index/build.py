@@ -191,28 +191,34 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
 
 def ensure_fresh(ctx: BuildContext, force: bool = False, reset: bool = False) -> dict[str, Any] | None:
     """Build when anything changed (or when forced); None when the fingerprint says nothing did.
-    `reset` first invalidates this identity's generation and doit's memory of it (`context rebuild`)."""
+    `reset` (`context rebuild`) first forgets what this identity's builds remember — doit's task state, the
+    fingerprint, the generation to declare changes against — so every task runs and every member is
+    declared again; the current generation answers until the rebuilt one is activated in its place."""
     if not (force or reset) and is_fresh(ctx):
         return None
     hold_lock(ctx, wait=True)
     try:
         if not (force or reset) and is_fresh(ctx):  # another run finished it while we waited
             return None
-        invalidated = _invalidate(ctx) if reset else None
+        replaced = _forget_builds(ctx) if reset else None
         stats = run_build(ctx)
         if reset:
-            stats["invalidated"] = invalidated
+            stats["invalidated"] = replaced
         return stats
     finally:
         release_lock(ctx)
 
 
-def _invalidate(ctx: BuildContext) -> str | None:
-    with ctx.graphd() as client:
-        invalidated: str | None = client.call("gen.invalidate", identity=ctx.identity.key)["invalidated"]
+def _forget_builds(ctx: BuildContext) -> str | None:
+    """Drop this identity's build memory (never its current generation: an interrupted rebuild must leave
+    the index as it was) and return the generation the rebuild is to replace."""
+    from lamina.index.worker import active_record
+
+    current = (active_record(ctx.build_dir) or {}).get("generation")
+    ctx.memory.activated.pop(str(ctx.build_dir))
     for stale in (ctx.build_dir / FINGERPRINT_FILE, ctx.build_dir / "doit.sqlite3"):
         stale.unlink(missing_ok=True)
-    return invalidated
+    return current if isinstance(current, str) else None
 
 
 def sync(
