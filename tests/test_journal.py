@@ -34,9 +34,6 @@ def test_entries_round_trip_and_are_replaced_whole(tmp_path: Path) -> None:
     entries = {e.identity: e for e in journal.read_entries(directory)}
     assert entries["i-main"] == _entry(members=5) and entries["i-other"] == _entry("i-other", members=1)
     assert sorted(p.name.startswith(".") for p in directory.iterdir()) == [False, False]  # no temp left
-    journal.remove_entry(directory, "i-main")
-    journal.remove_entry(directory, "i-main")  # absent: nothing to do
-    assert [e.identity for e in journal.read_entries(directory)] == ["i-other"]
 
 
 def test_unreadable_or_misplaced_entries_are_skipped(tmp_path: Path) -> None:
@@ -136,23 +133,6 @@ def test_graphd_restores_journalled_generations_before_answering(tmp_path: Path,
         )
     finally:
         _close(again)
-
-
-def test_an_invalidated_identity_is_not_restored(tmp_path: Path) -> None:
-    ws = open_workspace(make_repo(tmp_path / "repo"))
-    ensure_dirs(ws)
-    daemon = GraphDaemon(ws, idle_timeout=60)
-    _activate(daemon, "i-main", synthetic_versions(5))
-    daemon.op_gen_invalidate({"identity": "i-main"}, b"")  # `context rebuild`
-    _close(daemon)
-    for path in ws.data_dir.glob("index.lbug*"):
-        path.unlink()
-    daemon = GraphDaemon(ws, idle_timeout=60)
-    try:
-        status, _ = daemon.op_gen_status({"identity": "i-main"}, b"")
-        assert status["generation"] is None and status["last_failure"] is None
-    finally:
-        _close(daemon)
 
 
 def test_a_stopped_graphd_leaves_no_write_ahead_log(tmp_path: Path) -> None:

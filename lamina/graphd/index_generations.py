@@ -195,15 +195,6 @@ class IndexGenerations(IndexVersions):
         """(identity, current generation) of every identity."""
         return [(r[0], r[1]) for r in self._rows("MATCH (c:Current) RETURN c.identity, c.generation")]
 
-    def invalidate(self, identity: str) -> str | None:
-        """Drop the identity's current pointer (rebuild); the generation itself is collected later."""
-        gen = self.current(identity)
-        with self.transaction():
-            self.conn.execute("MATCH (c:Current {identity: $i}) DELETE c", {"i": identity})
-            if gen:
-                self.conn.execute("MATCH (g:Generation {id: $id}) SET g.state = 'superseded'", {"id": gen})
-        return gen
-
     def last_failure(self, identity: str) -> GenerationInfo | None:
         rows = self._rows(
             "MATCH (g:Generation) WHERE g.identity = $i AND g.state IN ['failed', 'abandoned'] "

@@ -102,15 +102,6 @@ def write_entry(directory: Path, entry: JournalledGeneration) -> None:
     _fsync_dir(directory)
 
 
-def remove_entry(directory: Path, identity: str) -> None:
-    """Forget the identity's current generation (it was invalidated for a rebuild)."""
-    try:
-        _entry_path(directory, identity).unlink()
-    except FileNotFoundError:
-        return
-    _fsync_dir(directory)
-
-
 def read_entries(directory: Path) -> list[JournalledGeneration]:
     """Every identity's journalled generation; an unreadable entry is logged and skipped (temp files of a
     writer that was killed are not entries)."""

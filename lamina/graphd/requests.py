@@ -74,9 +74,6 @@ REQUESTS: tuple[Request, ...] = (
     Request(
         "gen.status", "generations", ("identity",), "an identity's current generation, counts, last failure"
     ),
-    Request(
-        "gen.invalidate", "generations", ("identity",), "drop an identity's current generation", writes=True
-    ),
     Request("query.prepare", "queries", ("identity", "task", "workflow", "fresh"), "the packet of a task"),
     Request("query.search", "queries", ("identity", "text", "ranker"), "source localization only"),
     Request("embed", "model", ("texts", "model_digest"), "embed a few texts with graphd's loaded model"),

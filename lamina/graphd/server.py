@@ -614,16 +614,6 @@ class GraphDaemon:
             "graph_version": self.product.graph_version(),
         }, b""
 
-    def op_gen_invalidate(self, header: dict[str, Any], payload: bytes) -> Reply:
-        from lamina.graphd import journal
-
-        identity = _require(header, "identity", str)
-        # First the journal: a kill between the two leaves the pointer current, journalled again at start.
-        journal.remove_entry(journal.journal_dir(self.ws.data_dir), identity)
-        gen = self.index.invalidate(identity)
-        self.retrieval.forget()
-        return {"invalidated": gen}, b""
-
     def op_query_prepare(self, header: dict[str, Any], payload: bytes) -> Reply:
         identity = _require(header, "identity", str)
         task = _require(header, "task", str)
