@@ -633,6 +633,33 @@ def test_an_interrupted_rebuild_leaves_the_index_as_it_was(repo: Path) -> None:
     assert status(repo)["last_build"]["chunks_embedded"] == 12 * 41 - done_before_resume
 
 
+def test_status_says_why_the_index_is_stale(repo: Path) -> None:
+    """Each kind of change is named: uncommitted edits (with the paths), HEAD moving, the product graph."""
+    from tests.helpers import commit
+
+    prepare(repo)
+    assert status(repo)["reasons"] == []
+    (repo / "src/payments.py").write_text(_module("payment", 5))
+    st = status(repo)
+    assert st["state"] == "stale"
+    assert st["reasons"] == ["uncommitted changes to 1 indexed file: src/payments.py"]
+    commit(repo, {}, "five payment steps")
+    assert [r.split(":")[0] for r in status(repo)["reasons"]] == ["HEAD moved"]
+    prepare(repo)
+    graph = repo / "product/checkout.toml"
+    graph.write_text(graph.read_text().replace("Capture", "Take", 1))
+    (reason,) = status(repo)["reasons"]
+    assert reason.startswith("product graph changed: GraphVersion ")
+    human = run_lamina("context", "status", cwd=repo).stdout
+    assert "because     product graph changed" in human
+
+
+def test_status_without_an_index_says_so_rather_than_none(repo: Path) -> None:
+    human = run_lamina("context", "status", cwd=repo)
+    assert human.returncode == 0, human.stderr
+    assert "None" not in human.stdout and "(no index yet" in human.stdout
+
+
 def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:
     assert run_lamina("init", cwd=repo).returncode == 0
     prepare(repo)

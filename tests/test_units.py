@@ -517,3 +517,29 @@ def test_a_build_summary_counts_chunks_without_a_vector_apart_from_reused_ones()
     assert "(606 embedded, 0 reused, 1197 lexical only)" in build_summary(first)
     edit = {**first, "chunks_embedded": 1, "chunks_reused": 605}
     assert "(1 embedded, 605 reused, 1197 lexical only)" in build_summary(edit)
+
+
+def test_stale_reasons_name_what_differs_between_two_manifests() -> None:
+    from lamina.index.manifest import stale_reasons
+
+    indexed = {"source_revision": "a" * 40 + "+dirty.0123456789abcdef", "graph_version": "g1",
+               "index_settings": "s1", "schema_version": 12}  # fmt: skip
+    assert stale_reasons(indexed, dict(indexed), ("src/a.py",)) == []
+    clean = {**indexed, "source_revision": "a" * 40}
+    assert stale_reasons(indexed, clean) == [
+        "the uncommitted changes that were indexed are gone (committed, stashed or reverted)"
+    ]
+    moved = {**indexed, "source_revision": "b" * 40, "index_settings": "s2", "schema_version": 13}
+    assert stale_reasons(indexed, moved) == [
+        f"HEAD moved: {'a' * 12} → {'b' * 12}",
+        "lamina.toml's [index] settings changed (include, exclude or max_file_bytes)",
+        "retrieval schema changed: 12 → 13 (this Lamina indexes differently; the next build re-chunks and "
+        "reuses every embedding it can)",
+    ]
+    paths = tuple(f"src/m{i}.py" for i in range(7))
+    edited = {**indexed, "source_revision": "a" * 40 + "+dirty.fedcba9876543210"}
+    (reason,) = stale_reasons(indexed, edited, paths)
+    assert (
+        reason
+        == "uncommitted changes to 7 indexed files: src/m0.py, src/m1.py, src/m2.py, src/m3.py, src/m4.py, …"
+    )

@@ -14,7 +14,6 @@ from lamina.index.progress import build_summary, vector_counts
 def context_status(progress: Any = None) -> dict[str, Any]:
     """What `lamina context status --json` prints (it builds nothing)."""
     from lamina.index.build import is_fresh
-    from lamina.index.freshness import model_change_reason
     from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json
 
     ctx = open_context(allow_lexical=True, progress=progress)
@@ -26,7 +25,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
     manifest = gen.get("manifest") or {}
     fresh = bool(gen.get("generation")) and is_fresh(ctx)
     counts = gen.get("counts") or {}
-    model_reason = model_change_reason(manifest.get("model_digest"), ctx.model_digest)
+    reasons = [] if fresh or not gen.get("generation") else _stale_reasons(ctx, manifest)
     return {
         "identity": {
             "key": ctx.identity.key,
@@ -37,7 +36,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
         "restored": bool(gen.get("restored")),  # re-activated from the pointer journal after a crash
         "fresh": fresh,
         "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
-        "reasons": [model_reason] if model_reason and not fresh else [],
+        "reasons": reasons,
         "pending": gen.get("pending", []),
         "graph_version": manifest.get("graph_version"),
         "source_revision": manifest.get("source_revision"),
@@ -54,6 +53,31 @@ def context_status(progress: Any = None) -> dict[str, Any]:
         "store": str(ctx.ws.store_dir),
         "data_dir": str(ctx.ws.data_dir),
     }
+
+
+def _stale_reasons(ctx: Any, indexed: dict[str, Any]) -> list[str]:
+    """Why the current generation is stale: what differs between its manifest and the working tree now."""
+    from lamina.constants import RETRIEVAL_SCHEMA_VERSION
+    from lamina.errors import LaminaError
+    from lamina.graph.load import load_graph
+    from lamina.graph.version import graph_version
+    from lamina.index.freshness import model_change_reason
+    from lamina.index.manifest import index_settings, indexed_changes, source_revision, stale_reasons
+
+    try:
+        version: str | None = graph_version(load_graph(ctx.ws.root, ctx.config.graph.paths))
+    except LaminaError:  # an invalid graph: the next build reports its problems
+        version = "(invalid: see `lamina graph check`)"
+    now = {
+        "source_revision": source_revision(ctx.ws.root, ctx.state),
+        "graph_version": version,
+        "index_settings": index_settings(ctx.config),
+        "schema_version": RETRIEVAL_SCHEMA_VERSION,
+    }
+    reasons = stale_reasons(indexed, now, indexed_changes(ctx.state, ctx.config))
+    model_reason = model_change_reason(indexed.get("model_digest"), ctx.model_digest)
+    reasons += [model_reason] if model_reason else []
+    return reasons or ["lamina.toml, the chunker or the indexed files changed since the last build"]
 
 
 def embedding_sources(last_build: dict[str, Any] | None) -> dict[str, int] | None:
@@ -88,15 +112,17 @@ def _describe_sources(sources: dict[str, int] | None) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     st = context_status()
     lb = st["last_build"] or {}
+    none_yet = "(no index yet: `lamina work prepare` or `lamina context rebuild` builds it)"
     lines = [
         f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
         f"generation:   {st['generation'] or '(none)'} — {st['state']}"
         + (" (restored after a crash; see last failure)" if st["restored"] else "")
         + "".join(f"\n  because     {reason}" for reason in st["reasons"]),
         f"pending:      {', '.join(st['pending']) or 'none'}",
-        f"graph:        {st['graph_version']}",
-        f"model:        {st['model']} ({str(st['model_digest'])[:16]})",
-        f"index digest: {st['index_digest']}",
+        f"graph:        {st['graph_version'] if st['generation'] else none_yet}",
+        "model:        "
+        + (f"{st['model']} ({str(st['model_digest'])[:16]})" if st["generation"] else none_yet),
+        f"index digest: {st['index_digest'] if st['generation'] else none_yet}",
         f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
         f"last build:   {lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
         f"{vector_counts(lb)}, {lb.get('seconds', 0)} s",

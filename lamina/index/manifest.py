@@ -51,6 +51,60 @@ def source_revision(root: Path, state: WorkingState) -> str:
     return f"{head}+dirty.{digest_paths(root, state.changed)[:16]}"
 
 
+def index_settings(config: Config) -> str:
+    """A digest of the settings that decide what is indexed ([index] include, exclude, max_file_bytes)."""
+    settings = json.dumps(
+        {
+            "include": config.index.include,
+            "exclude": config.all_excludes,
+            "max_file_bytes": config.index.max_file_bytes,
+        },
+        sort_keys=True,
+    )
+    return blake3.blake3(settings.encode()).hexdigest()[:16]
+
+
+# How many changed paths a stale reason names before it says "…".
+STALE_PATHS_SHOWN = 5
+
+
+def stale_reasons(
+    indexed: dict[str, Any], now: dict[str, Any], changed_paths: tuple[str, ...] = ()
+) -> list[str]:
+    """Why an index built for the manifest `indexed` is stale now, in a user's words: the manifest fields
+    that differ from `now` (the same fields, of the working tree as it is), the indexed paths with
+    uncommitted changes named. Empty when the manifests agree (then something they do not record changed,
+    e.g. a [roles] glob of lamina.toml; the caller says so)."""
+    reasons = []
+    old_head, _, old_dirty = str(indexed.get("source_revision") or "").partition("+dirty.")
+    new_head, _, new_dirty = str(now.get("source_revision") or "").partition("+dirty.")
+    if old_head != new_head:
+        reasons.append(f"HEAD moved: {old_head[:12]} → {new_head[:12]}")
+    if new_dirty and new_dirty != old_dirty and changed_paths:
+        shown = ", ".join(changed_paths[:STALE_PATHS_SHOWN]) + (
+            ", …" if len(changed_paths) > STALE_PATHS_SHOWN else ""
+        )
+        reasons.append(
+            f"uncommitted changes to {len(changed_paths)} indexed file"
+            f"{'' if len(changed_paths) == 1 else 's'}" + (f": {shown}" if shown else "")
+        )
+    elif old_dirty and not new_dirty and old_head == new_head:
+        reasons.append("the uncommitted changes that were indexed are gone (committed, stashed or reverted)")
+    if indexed.get("graph_version") != now.get("graph_version"):
+        reasons.append(
+            f"product graph changed: GraphVersion {str(indexed.get('graph_version'))[:12]} → "
+            f"{str(now.get('graph_version'))[:12]}"
+        )
+    if indexed.get("index_settings") != now.get("index_settings"):
+        reasons.append("lamina.toml's [index] settings changed (include, exclude or max_file_bytes)")
+    if indexed.get("schema_version") != now.get("schema_version"):
+        reasons.append(
+            f"retrieval schema changed: {indexed.get('schema_version')} → {now.get('schema_version')} "
+            "(this Lamina indexes differently; the next build re-chunks and reuses every embedding it can)"
+        )
+    return reasons
+
+
 def glob_files(root: Path, globs: tuple[str, ...]) -> list[Path]:
     found: set[Path] = set()
     for pattern in globs:

@@ -30,6 +30,7 @@ from lamina.index.freshness import FINGERPRINT_FILE
 from lamina.index.manifest import (
     ACTIVE_FILE,
     Manifest,
+    index_settings,
     read_json,
     source_revision,
     write_json_atomic,
@@ -190,14 +191,6 @@ def step_manifest(ctx: BuildContext) -> None:
     ctx.store().put_texts(texts)
     _write_records(chunks_file(ctx, WORKFLOWS), records)
 
-    settings = json.dumps(
-        {
-            "include": ctx.config.index.include,
-            "exclude": ctx.config.all_excludes,
-            "max_file_bytes": ctx.config.index.max_file_bytes,
-        },
-        sort_keys=True,
-    )
     manifest = Manifest(
         graph_version=version,
         source_revision=source_revision(ctx.ws.root, ctx.state),
@@ -207,7 +200,7 @@ def step_manifest(ctx: BuildContext) -> None:
         schema_version=RETRIEVAL_SCHEMA_VERSION,
         model=ctx.model,
         model_digest=ctx.model_digest,
-        index_settings=blake3.blake3(settings.encode()).hexdigest()[:16],
+        index_settings=index_settings(ctx.config),
     )
     _write_if_changed(ctx.path("manifest.json"), json.dumps(manifest.to_json(), indent=2, sort_keys=True))
     ctx.stats.update(
