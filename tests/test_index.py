@@ -611,6 +611,16 @@ def test_rebuild_makes_a_new_generation(repo: Path) -> None:
     st = status(repo)
     assert st["generation"] != first and st["fresh"] is True
     assert st["last_build"]["chunks_embedded"] == 0  # the store still has every embedding
+    # every task ran again, and the progress said so from its first line: no total grows on the way
+    progress: dict[str, list[tuple[int, int]]] = {}
+    for line in proc.stderr.splitlines():
+        phase, _, rest = line.partition(": ")
+        if phase in ("chunking files", "embedding chunks"):
+            done, total = rest.split()[0].split("/")
+            progress.setdefault(phase, []).append((int(done), int(total)))
+    chunking = progress["chunking files"]
+    assert {total for _, total in chunking} == {st["last_build"]["files_scanned"]}
+    assert all(done <= total for lines in progress.values() for done, total in lines)
 
 
 def test_an_interrupted_rebuild_leaves_the_index_as_it_was(repo: Path) -> None:

@@ -216,8 +216,12 @@ def _forget_builds(ctx: BuildContext) -> str | None:
 
     current = (active_record(ctx.build_dir) or {}).get("generation")
     ctx.memory.activated.pop(str(ctx.build_dir))
-    for stale in (ctx.build_dir / FINGERPRINT_FILE, ctx.build_dir / "doit.sqlite3"):
-        stale.unlink(missing_ok=True)
+    # doit's state and the files its tasks compare against: with them gone every task runs, and the progress
+    # totals (shards whose file list changed, shards whose embedding stamp is older) count every shard
+    stale = [ctx.build_dir / FINGERPRINT_FILE, ctx.build_dir / "doit.sqlite3"]
+    stale += [*ctx.build_dir.glob("files/*.tsv"), *ctx.build_dir.glob("embedded/*.ok")]
+    for path in stale:
+        path.unlink(missing_ok=True)
     return current if isinstance(current, str) else None
 
 
