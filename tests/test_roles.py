@@ -47,6 +47,16 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("testdata/input.golden", "data"),
         ("tests/fixtures/page.html", "data"),
         ("assets/logo.svg", "data"),
+        ("src/parser.y", "code"),  # a bison grammar (its generated parser.c is skipped by its marker)
+        ("src/lexer.l", "code"),
+        ("config.ru", "code"),
+        ("SPEC.rdoc", "docs"),
+        ("dodo.py", "config"),  # doit's task file; `lamina init` writes one
+        ("CMakeLists.txt", "config"),
+        ("src/CMakeLists.txt", "config"),
+        ("configure.ac", "config"),
+        ("Makefile.am", "config"),
+        ("cmake/FindFoo.cmake", "config"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

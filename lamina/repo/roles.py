@@ -34,12 +34,17 @@ CODE_SUFFIXES = frozenset(
     .py .pyi .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .vue .svelte .go .rs .java .kt .kts .scala .groovy
     .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .ipp .cs .fs .rb .rake .gemspec .php .swift .m .mm .lua .pl .pm
     .r .jl .ex .exs .erl .hs .ml .clj .dart .zig .nim .sh .bash .zsh .ps1 .sql .proto .graphql .gql
-    .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less
+    .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less .y .yy .l .ll .ru
     """.split()
+)  # .y/.yy and .l/.ll: yacc/bison grammars and lex/flex scanners (their generated C is skipped); .ru: rackup
+DOCS_SUFFIXES = frozenset(
+    ".md .markdown .rst .txt .adoc .asciidoc .org .tex .rtf .pod .rdoc .texi .texinfo".split()
 )
-DOCS_SUFFIXES = frozenset(".md .markdown .rst .txt .adoc .asciidoc .org .tex .rtf .pod".split())
 CONFIG_SUFFIXES = frozenset(
-    ".toml .yaml .yml .json .jsonc .json5 .ini .cfg .conf .properties .xml .gradle .editorconfig .env".split()
+    """
+    .toml .yaml .yml .json .jsonc .json5 .ini .cfg .conf .properties .xml .gradle .editorconfig .env .cmake
+    .mk .m4
+    """.split()
 )
 DATA_SUFFIXES = frozenset(
     ".csv .tsv .svg .png .jpg .jpeg .gif .ico .webp .pdf .snap .golden .po .pot .mo .dat .bin .wasm".split()
@@ -56,9 +61,10 @@ CONFIG_NAMES = frozenset(
     makefile dockerfile containerfile justfile procfile vagrantfile jenkinsfile gemfile rakefile pipfile
     codeowners .gitignore .gitattributes .dockerignore .npmignore .prettierrc .eslintrc .babelrc .nvmrc
     .editorconfig .flake8 .pylintrc .coveragerc go.mod go.work setup.py conftest.py noxfile.py tox.ini
-    manage.py
+    manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
+    makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel
     """.split()
-)
+)  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
     r"(\.lock|-lock\.json|-lock\.yaml|\.sum|\.min\.js|\.min\.css|\.map|_pb2\.pyi?|_pb2_grpc\.py|\.pb\.go|"
     r"\.pb\.gw\.go|_gen\.go|\.gen\.go|_generated\.go|\.generated\.[^/]+|\.g\.dart|\.designer\.cs)$",
