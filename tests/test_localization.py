@@ -469,3 +469,31 @@ def test_the_selected_workflows_words_are_weaker_evidence_with_their_own_reason(
         corpus, task, None, params=LocalizeParams(workflow_term_weight=0.0), workflow_words=words
     )
     assert [s["file"] for s in off[0]] == plain
+
+
+@pytest.mark.parametrize(
+    "word",
+    ["from_entries", "heap-buffer-overflow", "DEC_MAX_DIGITS", "HTTPServer2", "a", "parseURL", "x" * 70],
+)
+def test_a_word_s_term_texts_are_its_terms_each_with_the_text_it_stands_for(word: str) -> None:
+    from lamina.retrieval.tokenize import word_term_texts, word_terms
+
+    pairs = word_term_texts(word)
+    assert tuple(t for t, _ in pairs) == word_terms(word)
+    assert all(text in word for _, text in pairs)
+
+
+def test_reasons_quote_the_part_of_a_task_word_that_matched_not_the_whole_word() -> None:
+    """ "from_entries" in a task and a chunk that only says "entries": the reason must not claim
+    from_entries (a new-user run on jq found `lexical: from_entries` on a file without it)."""
+    corpus = build_chunk_corpus(
+        ["src/aux.c", "src/builtin.c"], ["sort_items", "from_entries"], ["function", "function"], [1, 1], [9, 9],
+        ["static jv sort_items(jv entries) { return entries; }",
+         "static jv from_entries(jv input) { return input; }"],
+        None, roles=["code", "code"],
+    )  # fmt: skip
+    sources = localize(corpus, "Use a default in from_entries for heap-buffer-overflow", None)
+    reasons = {s["symbol"]: s["reasons"] for s in sources}
+    assert "lexical: entries" in reasons["sort_items"]
+    assert not any("from_entries" in r for r in reasons["sort_items"])
+    assert any("from_entries" in r for r in reasons["from_entries"])

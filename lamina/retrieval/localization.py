@@ -51,7 +51,7 @@ from lamina.retrieval.file_scorer import file_features, rescore_files, term_cove
 from lamina.retrieval.fusion import top_k
 from lamina.retrieval.release import reads_as_release, states_version
 from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
-from lamina.retrieval.tokenize import TaskQuery, read_task, split_words, tokenize, word_terms
+from lamina.retrieval.tokenize import TaskQuery, read_task, split_words, tokenize, word_term_texts
 
 MAX_REASON_TERMS = 6
 SOURCE_ROLE = "code"
@@ -546,7 +546,7 @@ def _workflow_terms(words: str, task_terms: Mapping[str, float]) -> dict[str, st
     word behind it (for reasons)."""
     if not words:
         return {}
-    said = {t: w for w in split_words(words) for t in word_terms(w)}
+    said = {t: text for w in split_words(words) for t, text in word_term_texts(w)}
     return {t: said.get(t, t) for t in dict.fromkeys(tokenize(words)) if t not in task_terms}
 
 

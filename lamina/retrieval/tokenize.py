@@ -141,6 +141,20 @@ def word_terms(word: str) -> tuple[str, ...]:
     return tuple(terms)
 
 
+def word_term_texts(word: str) -> tuple[tuple[str, str], ...]:
+    """word_terms(word), each with the text it stands for: a part's own letters ("entries" of
+    `from_entries`, "Buffer" of `heap-buffer-overflow`), the whole word for the whole-identifier term. Reasons
+    quote these, so they never claim a match on a word of which only a part matched."""
+    segments = [s for s in _JOINERS_RE.split(word) if 0 < len(s) <= TOKEN_MAX_CHARS]
+    raw_parts = [part for segment in segments for part in _case_parts(segment)]
+    pairs = [(stem(part.casefold()), part) for part in raw_parts if _keep(part.casefold())]
+    if len(raw_parts) > 1:
+        whole = "".join(part.casefold() for part in raw_parts)
+        if len(whole) <= TOKEN_MAX_CHARS:
+            pairs.append((stem(whole), word))
+    return tuple(pairs)
+
+
 def split_words(text: str) -> list[str]:
     """The words of `text`, in order, before they are split into terms (see the module docstring)."""
     if not text.isascii():
@@ -238,7 +252,7 @@ class TaskQuery:
     terms: tuple[str, ...]  # distinct scoring terms in first-seen order
     identifier_terms: frozenset[str]  # terms of named identifiers (their whole form and their parts)
     names: frozenset[str]  # the whole-identifier terms (and one-part identifiers) matched against names
-    words: Mapping[str, str]  # term -> the task's word that first produced it
+    words: Mapping[str, str]  # term -> the task's text that first produced it (word_term_texts)
     # The folders its commit scope names (`fix(examples): …`, `examples/textinput: …`), lower-cased, "/"
     # between a path's folders; commit types (`docs: …`) are not folders. Localization reads the programs
     # of such a folder as code even where the folder makes them docs or tests (session 32).
@@ -306,21 +320,21 @@ def read_task(text: str) -> TaskQuery:
     names: set[str] = set()
     for ident in named:
         for word in split_words(_FILE_SUFFIX_RE.sub("", ident)):
-            parts = word_terms(word)
+            parts = word_term_texts(word)
             if not parts:
                 continue
-            identifier_terms.update(parts)
-            names.add(parts[-1])  # the whole identifier (or the single part of a one-part word)
-            for t in parts:
+            identifier_terms.update(t for t, _ in parts)
+            names.add(parts[-1][0])  # the whole identifier (or the single part of a one-part word)
+            for t, said in parts:
                 terms.setdefault(t, None)
-                words.setdefault(t, word)
+                words.setdefault(t, said)
     for word in split_words(body):
         folded = word.casefold()
         if folded in TASK_STOPWORDS_FOR_QUERY or folded in COMMIT_TYPES and scope is not None:
             continue
-        for t in word_terms(word):
+        for t, said in word_term_texts(word):
             terms.setdefault(t, None)
-            words.setdefault(t, word)
+            words.setdefault(t, said)
     examples = tuple(
         dict.fromkeys(
             name.casefold()
