@@ -130,12 +130,9 @@ def _search_code(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
     """`lamina context search QUERY --json`, its lists cut to `limit` entries."""
     from lamina.commands.context import search_sources
 
-    result = search_sources(arguments["query"], progress=call.progress())
-    limit = arguments.get("limit", SOURCES_LIMIT)
-    for key in ("sources", "related"):
-        if isinstance(result.get(key), list):
-            result[key] = result[key][:limit]
-    return result
+    return search_sources(
+        arguments["query"], limit=arguments.get("limit", SOURCES_LIMIT), progress=call.progress()
+    )
 
 
 def _context_status(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -643,6 +643,18 @@ def test_an_interrupted_rebuild_leaves_the_index_as_it_was(repo: Path) -> None:
     assert status(repo)["last_build"]["chunks_embedded"] == 12 * 41 - done_before_resume
 
 
+def test_search_lists_at_most_limit_entries_and_refuses_a_bad_limit(repo: Path) -> None:
+    every = run_lamina("context", "search", "payment refund shipping step", "--json", cwd=repo)
+    assert every.returncode == 0, every.stderr
+    assert len(json.loads(every.stdout)["sources"]) > 2
+    two = run_lamina("context", "search", "payment refund shipping step", "--json", "--limit", "2", cwd=repo)
+    assert two.returncode == 0, two.stderr
+    assert json.loads(two.stdout)["sources"] == json.loads(every.stdout)["sources"][:2]
+    for bad in ("0", "11", "two"):
+        refused = run_lamina("context", "search", "payment", "--limit", bad, cwd=repo)
+        assert refused.returncode == 2 and "--limit" in refused.stderr and "1 to 10" in refused.stderr
+
+
 def test_status_says_why_the_index_is_stale(repo: Path) -> None:
     """Each kind of change is named: uncommitted edits (with the paths), HEAD moving, the product graph."""
     from tests.helpers import commit

@@ -8,6 +8,7 @@ from typing import Any
 
 from lamina.command_line import add_json_flag, command_group, emit
 from lamina.commands.common import context_from_args, open_context, query_current_generation, require_words
+from lamina.constants import SOURCES_LIMIT
 from lamina.index.progress import build_summary, vector_counts
 
 
@@ -143,19 +144,40 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
 
 
 def search_sources(
-    text: str, ranker: str = "hybrid", *, quiet: bool = False, progress: Any = None
+    text: str,
+    ranker: str = "hybrid",
+    *,
+    limit: int = SOURCES_LIMIT,
+    quiet: bool = False,
+    progress: Any = None,
 ) -> dict[str, Any]:
-    """What `lamina context search TEXT --json` prints: the index synced, then source localization only."""
+    """What `lamina context search TEXT --json` prints: the index synced, then source localization only,
+    `sources` and `related` cut to `limit` entries."""
     from lamina.index.build import sync
 
     require_words(text, "search text")
     ctx = open_context(quiet=quiet, allow_lexical=True, progress=progress)
     sync(ctx)
-    return query_current_generation(ctx, "query.search", text=text, ranker=ranker)
+    result = query_current_generation(ctx, "query.search", text=text, ranker=ranker)
+    for key in ("sources", "related"):
+        if isinstance(result.get(key), list):
+            result[key] = result[key][:limit]
+    return result
+
+
+def _limit(value: str) -> int:
+    """--limit: a whole number of entries from 1 to SOURCES_LIMIT (argparse reports anything else)."""
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= SOURCES_LIMIT:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number from 1 to {SOURCES_LIMIT}")
+    return n
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    result = search_sources(args.text, args.ranker, quiet=getattr(args, "quiet", False))
+    result = search_sources(args.text, args.ranker, limit=args.limit, quiet=getattr(args, "quiet", False))
     human = (
         "\n".join(
             f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
@@ -189,6 +211,12 @@ def register(sub: Any, selected: str | None = None) -> None:
             choices=("hybrid", "lexical", "dense"),
             default="hybrid",
             help="rank with one ranker alone (diagnosis, evaluation); default: the packet's policy",
+        )
+        p.add_argument(
+            "--limit",
+            type=_limit,
+            default=SOURCES_LIMIT,
+            help=f"at most this many sources and related entries (1-{SOURCES_LIMIT}, default {SOURCES_LIMIT})",
         )
         p.add_argument("--quiet", action="store_true")
         add_json_flag(p)
