@@ -154,8 +154,26 @@ commits; paired Δ variant - base LORO [95% bootstrap]):
   symbol -0.001; in_scope_folder alone MRR -0.007 [-0.012, -0.003] (dockercli -0.015). NOT KEPT (the path
   match already reads the scope's words in the path; many files share the scoped folder).
 
+Results, session 34 (2026-12-07, `--only <the 17 training and tuning repositories> --work /tmp/evalall learn
+--family docs|cochange`, 2,305 commits; /tmp/evalall holds every repository's cases, dumps, clone and
+history/<name>.3000.50.json; paired Δ variant - base LORO [95% bootstrap]; "main" is the shipped scorer, MRR
+0.695, base LORO 0.690):
+
+- `--family docs`: the task's 5 best docs chunks (BM25) and the code files defining a symbol they name
+  (backticked, dotted, snake_case or camelCase identifiers; names at most 3 files define). A gold file is
+  linked in 711 of 2,305 commits (225 of them not at rank 1). All three: MRR +0.002 [-0.000, +0.005], R@10
+  +0.003, symbol +0.000. NOT KEPT.
+- `--family cochange`: how often a candidate changed together with the fused top 3 (the snapshot's newest
+  3,000 non-merge commits of at most 20 paths; P(file | top file changed) / its rank). All three: MRR +0.009
+  [+0.002, +0.015], symbol R@10 +0.009 [+0.003, +0.015], R@10 +0.009; co_top alone MRR +0.010 [+0.005,
+  +0.016] (12 of 17 repositories up; bubbletea +0.042, fastify +0.033, tokio -0.023, httpx -0.018). But the
+  fit with it only makes up the refit's own loss: base+co_top LORO against the shipped scorer MRR +0.005
+  [-0.001, +0.011], symbol -0.003; and co_top added to the shipped scorer as one more term (its weight
+  fitted leave one repository out, 1.27-1.64; /tmp/s34/cooffset.py) MRR +0.000 [-0.005, +0.006], symbol
+  -0.004, R@10 +0.013 [+0.007, +0.019]. NOT KEPT (and it would need the history read at query time).
+
     LAMINA_HOME=/tmp/lh LAMINA_STORE=/tmp/eval/store .venv/bin/python bench/file_structure.py \
-        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history|literals|phrases|churn|scope] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
+        --work /tmp/eval9 prf [--grid JSON …] | learn [--family struct|cover|local|names|history|literals|phrases|churn|scope|docs|cochange] [--model logistic|gbdt] [--sets F,F …] [--drop F …] | misses [--show] | clean
 """
 
 from __future__ import annotations
@@ -164,6 +182,7 @@ import argparse
 import functools
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -889,6 +908,119 @@ def phrase_features(
     return share_and_rank(share)
 
 
+# --- (j) a docs bridge and co-change (session 34) -----------------------------------------------------------
+DOC_FEATURES = (
+    "doc_link",  # BM25 of the best of the task's DOC_DEPTH best docs chunks that names a symbol the file defines,
+    # over the best code chunk's (0 when none does)
+    "doc_link_rank1",  # 1 / that docs chunk's rank among the DOC_DEPTH
+    "doc_link_count",  # how many of the DOC_DEPTH name one of the file's symbols, / DOC_DEPTH
+)
+DOC_DEPTH = 5
+DOC_MAX_DEFINERS = 3  # a name more code files define (`run`, `parse`) links nothing
+# identifiers as docs write them: `backticked`, dotted or snake_case, camelCase, CamelCase
+_DOC_IDENT = re.compile(
+    r"`([^`\n]{2,60})`|\b([A-Za-z_][A-Za-z0-9_]*(?:[._][A-Za-z0-9_]+)+|[a-z]+[A-Z][A-Za-z0-9]*"
+    r"|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*)\b"
+)
+
+
+@functools.cache
+def doc_links(work: Path, name: str) -> dict[int, frozenset[str]]:
+    """Per docs chunk of the dump: the code files defining a symbol it names (last name segment, 4+
+    characters, at most DOC_MAX_DEFINERS definers)."""
+    dump = load_dump(work, name)
+    definers: dict[str, set[str]] = {}
+    for path, symbol, role in zip(dump.paths, dump.symbols, dump.roles, strict=True):
+        last = re.split(r"[.:#/]", symbol)[-1] if role == "code" and symbol else ""
+        if len(last) > 3:
+            definers.setdefault(last, set()).add(path)
+    links: dict[int, frozenset[str]] = {}
+    for row, role in enumerate(dump.roles):
+        if role != "docs":
+            continue
+        linked: set[str] = set()
+        for match in _DOC_IDENT.finditer(dump.texts[row]):
+            last = re.split(r"[.:#/ ]", (match.group(1) or match.group(2)).strip("()"))[-1]
+            if len(definers.get(last, ())) <= DOC_MAX_DEFINERS:
+                linked |= definers.get(last, set())
+        links[row] = frozenset(linked)
+    return links
+
+
+def doc_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
+) -> np.ndarray:
+    """DOC_FEATURES per candidate: docs describe features in a user's words and name the code behind them;
+    the task's best docs chunks (BM25) point at the files defining the symbols they name."""
+    layout = state.layout
+    lex = state.chunk_scores.get("lexical")
+    out = np.zeros((len(candidates), len(DOC_FEATURES)))
+    links = doc_links(WORK, repo.name)
+    if lex is None or not links or not layout.code.any():
+        return out
+    rows = np.asarray(sorted(links))
+    top = [int(t) for t in rows[np.argsort(-lex[rows], kind="stable")[:DOC_DEPTH]] if lex[t] > 0]
+    code_max = float(lex[layout.code].max()) or 1.0
+    for i, (f, _, _) in enumerate(candidates):
+        hits = [(r, t) for r, t in enumerate(top, start=1) if layout.files[f] in links[t]]
+        if hits:
+            out[i] = (float(lex[hits[0][1]]) / code_max, 1.0 / hits[0][0], len(hits) / DOC_DEPTH)
+    return out
+
+
+CO_FEATURES = (
+    "co_top",  # sum over the fused top CO_TOP files t (rank r) of P(file changed | t changed) / r
+    "co_top_rank1",  # 1 / the file's rank among the candidates by co_top (0 when 0)
+    "co_any",  # 1 when the file changed with any of them
+)
+CO_TOP = 3
+CO_MAX_FILES = 20  # commits touching more paths (reformats, renames) say nothing about a pair
+
+
+@functools.cache
+def co_changes(work: Path, name: str) -> tuple[dict[str, int], dict[tuple[str, str], int]]:
+    """How often each path and each pair of paths (sorted) changed in the snapshot's newest HISTORY_LIMIT
+    non-merge commits (bench/history.py's reading, cached under --work/history/)."""
+    from bench.localization_eval import load_history
+
+    snapshot = json.loads((work / "cases" / f"{name}.json").read_text())["snapshot"]
+    load_history(work, work, name, snapshot, HISTORY_LIMIT, 50)
+    commits = json.loads((work / "history" / f"{name}.{HISTORY_LIMIT}.50.json").read_text())
+    touches: dict[str, int] = {}
+    pairs: dict[tuple[str, str], int] = {}
+    for _, _, files in commits:
+        paths = sorted(set(files))
+        if len(paths) > CO_MAX_FILES:
+            continue
+        for n, a in enumerate(paths):
+            touches[a] = touches.get(a, 0) + 1
+            for b in paths[n + 1 :]:
+                pairs[(a, b)] = pairs.get((a, b), 0) + 1
+    return touches, pairs
+
+
+def co_features(
+    repo: Repo, state: CaseState, candidates: Sequence[tuple[int, float, dict[str, int]]], case: int = 0
+) -> np.ndarray:
+    """CO_FEATURES per candidate: how often it changed together with the fused top files (Zimmermann's
+    co-change, read from the snapshot's history)."""
+    touches, pairs = co_changes(WORK, repo.name)
+    files = state.layout.files
+    top = [(files[f], r) for r, (f, _, _) in enumerate(candidates[:CO_TOP], start=1)]
+    value = np.zeros(len(candidates))
+    for i, (f, _, _) in enumerate(candidates):
+        p = files[f]
+        value[i] = sum(
+            pairs.get((p, t) if p < t else (t, p), 0) / touches[t] / r
+            for t, r in top
+            if t != p and touches.get(t)
+        )
+    out = np.zeros((len(candidates), len(CO_FEATURES)))
+    out[:, :2] = share_and_rank(value)
+    out[:, 2] = value > 0
+    return out
+
+
 FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_FEATURES, cover_features),
                  "local": (LOCAL_FEATURES, local_features),
                  "names": (NAME_FEATURES, name_features),
@@ -896,7 +1028,9 @@ FAMILIES.update({"struct": (STRUCT_FEATURES, struct_features), "cover": (COVER_F
                  "literals": (LITERAL_FEATURES, literal_features),
                  "phrases": (PHRASE_FEATURES, phrase_features),
                  "churn": (CHURN_FEATURES, churn_features),
-                 "scope": (SCOPE_FEATURES, scope_features)})  # fmt: skip
+                 "scope": (SCOPE_FEATURES, scope_features),
+                 "docs": (DOC_FEATURES, doc_features),
+                 "cochange": (CO_FEATURES, co_features)})  # fmt: skip
 
 
 # --- evaluation ----------------------------------------------------------------------------------------
