@@ -93,7 +93,21 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
     assert code == 0
     assert set(packet) == TOP_KEYS and packet["packet_version"] == 5
     assert set(packet["index"]) == INDEX_KEYS and packet["index"]["fresh"] is True
-    assert packet["retrieval"] == {"mode": "hybrid", "workflow_source": "selected"}
+    retrieval = packet["retrieval"]
+    assert set(retrieval) == {
+        "mode",
+        "workflow_source",
+        "unknown_words",
+        "known_terms",
+    }  # the last two: additive
+    assert (retrieval["mode"], retrieval["workflow_source"]) == ("hybrid", "selected")
+    assert retrieval["known_terms"] > 0
+    indexed = " ".join(
+        p.read_text().lower() for p in shop.rglob("*") if p.is_file() and ".git" not in p.parts
+    )
+    assert all(
+        w.lower() in packet["task"].lower() and w.lower() not in indexed for w in retrieval["unknown_words"]
+    )
     assert set(packet["selection"]) == {"status", "workflows", "candidates", "reasons", "confidence"}
     assert packet["selection"]["reasons"] == ["fused ranking"]  # why this outcome (additive in v5)
     # how likely the outcome is right (additive in v5): estimated from the evidence, so neither 0 nor certain
@@ -221,10 +235,21 @@ def test_exact_alias_of_an_inactive_root_cannot_select_it(shop: Path) -> None:
     assert filtered and filtered[0]["filtered"].startswith("inactive:")
 
 
+def test_a_task_whose_words_no_file_has_says_its_sources_are_by_meaning_alone(shop: Path) -> None:
+    code, packet = prepare(shop, "zorblax the quuxification", "--workflow", "refund-order")
+    assert code == 0
+    assert packet["retrieval"]["unknown_words"] == ["zorblax", "quuxification"]
+    assert packet["retrieval"]["known_terms"] == 0
+    text = run_lamina("work", "prepare", "zorblax the quuxification", "--workflow", "refund-order", cwd=shop)
+    assert "No word of the task occurs in the indexed files (zorblax, quuxification)" in text.stdout
+    search = run_lamina("context", "search", "capture zorblax", cwd=shop)
+    assert search.stdout.startswith("Not in any indexed file: zorblax.")
+
+
 def test_explicit_workflow_skips_selection_but_traverses_and_localizes(shop: Path) -> None:
     code, packet = prepare(shop, "make the refund email friendlier", "--workflow", "refund-order")
     assert code == 0
-    assert packet["retrieval"] == {"mode": "hybrid", "workflow_source": "explicit"}
+    assert (packet["retrieval"]["mode"], packet["retrieval"]["workflow_source"]) == ("hybrid", "explicit")
     assert (
         packet["selection"]["workflows"] == ["refund-order"] and packet["selection"]["status"] == "selected"
     )

@@ -177,8 +177,11 @@ def _limit(value: str) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from lamina.packet import unknown_words_note
+
     result = search_sources(args.text, args.ranker, limit=args.limit, quiet=getattr(args, "quiet", False))
-    human = (
+    note = unknown_words_note(result["retrieval"])
+    human = (note + "\n" if note else "") + (
         "\n".join(
             f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
             f"{'; '.join(s['reasons'])}"

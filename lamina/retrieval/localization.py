@@ -414,6 +414,20 @@ class RankedFiles:
     commits: tuple[str, ...] = ()
 
 
+def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
+    """How much of the task the index knows: `unknown_words`, the task's words (as it writes them; a part of
+    an identifier when only that part is unknown) that occur in no indexed file, and `known_terms`, how many of
+    its scoring terms do occur. With none known, sources are ranked by meaning alone, and the packet says so
+    rather than looking as sure as any other (`retrieval` in packet v5)."""
+    task = read_task(query)
+    vocabulary = corpus.bm25.vocabulary
+    unknown = [t for t in task.terms if t not in vocabulary]
+    return {
+        "unknown_words": list(dict.fromkeys(task.words.get(t, t) for t in unknown)),
+        "known_terms": len(task.terms) - len(unknown),
+    }
+
+
 def localize_all(
     corpus: ChunkCorpus,
     query: str,

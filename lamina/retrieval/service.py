@@ -45,6 +45,7 @@ from lamina.retrieval.localization import (
     chunk_documents,
     chunk_name_terms,
     localize_all,
+    word_coverage,
 )
 from lamina.retrieval.readers import IndexReader, ProductReader
 from lamina.retrieval.release import states_version
@@ -652,6 +653,7 @@ class RetrievalService:
             fresh=fresh,
             mode="hybrid" if qvec is not None else "lexical_degraded",
             workflow_source=source,
+            coverage=word_coverage(state.chunks, task),
             selection=selection,
             closure=closure,
             sources=sources,
@@ -708,7 +710,11 @@ class RetrievalService:
         rankers = {"hybrid": ("lexical", "dense"), "lexical": ("lexical",), "dense": ("dense",)}[ranker]
         return {
             "query": text,
-            "retrieval": {"mode": "hybrid" if qvec is not None else "lexical_degraded", "ranker": ranker},
+            "retrieval": {
+                "mode": "hybrid" if qvec is not None else "lexical_degraded",
+                "ranker": ranker,
+                **word_coverage(state.chunks, text),
+            },
             "sources": self._localize(state, text, qvec, rankers=rankers)[0],
             "trust": {"sources": "untrusted"},
         }
