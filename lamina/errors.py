@@ -11,7 +11,7 @@ ERROR_CODES: dict[str, tuple[int, str]] = {
     "LAMINA_USAGE": (2, "Run `lamina --help` for the commands and their options."),
     "LAMINA_CONFIG": (
         3,
-        "Fix lamina.toml (see docs/configuration.md), or rewrite it with `lamina init --force`.",
+        "Fix lamina.toml (see Lamina's docs/configuration.md), or rewrite it with `lamina init --force`.",
     ),
     "LAMINA_GRAPH_INVALID": (4, "Fix every listed problem, then run `lamina graph check`."),
     "LAMINA_RETRIEVAL_INTEGRITY": (

@@ -17,7 +17,7 @@ globals().update(dodo_namespace(__file__))
 '''
 
 
-CONFIG_TEMPLATE = """# Lamina configuration: see docs/configuration.md
+CONFIG_TEMPLATE = """# Lamina configuration: see docs/configuration.md in Lamina's documentation
 [graph]
 paths = ["product/**/*.toml"]   # the canonical product graph (globs relative to the repository root)
 
@@ -56,7 +56,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         if not payload["graph_files"]:
             human += (
                 f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
-                "until one is written (docs/product-graph.md)"
+                "until one is written (the format: docs/product-graph.md in Lamina's documentation)"
             )
     emit(args, payload, human)
     return 0
