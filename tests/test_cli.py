@@ -106,3 +106,29 @@ def test_hook_install_keeps_a_foreign_hook_that_mentions_lamina(tmp_path: Path) 
     assert run_lamina("hook", "install", "--force", cwd=repo).returncode == 0
     assert "# lamina-hook-id: " in hook.read_text()
     assert run_lamina("hook", "install", cwd=repo).returncode == 0  # its own hook: replaced freely
+
+
+def test_context_files_lists_each_file_s_role_and_each_skipped_file_s_reason(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "c", {
+        "lamina.toml": '[graph]\npaths = ["product/*.toml"]\n[roles]\ncode = ["scripts/**"]\n',
+        "product/g.toml": EXAMPLE_GRAPH.read_text(),
+        "src/parser.y": "%token NUM\n%%\nexpr: NUM ;\n",
+        "src/parser.c": "/* A Bison parser, made by GNU Bison 3.8.2.  */\nint yyparse(void) { return 0; }\n",
+        "src/main.c": "int main(void) { return 0; }\n",
+        "tests/test_main.c": "int test_main(void) { return 0; }\n",
+        "scripts/tests/run.sh": "echo run\n",
+        "README.md": "# c\n",
+    })  # fmt: skip
+    proc = run_lamina("context", "files", "--json", "--skipped", cwd=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listing = json.loads(proc.stdout)
+    roles = {f["path"]: f["role"] for f in listing["files"]}
+    assert roles["src/parser.y"] == roles["src/main.c"] == "code"
+    assert roles["tests/test_main.c"] == "test" and roles["README.md"] == "docs"
+    assert roles["scripts/tests/run.sh"] == "code"  # lamina.toml's [roles] win over the conventions
+    assert roles["product/g.toml"] == "graph"
+    assert {"path": "src/parser.c", "reason": "vendored_or_generated"} in listing["skipped"]
+    assert listing["roles"]["code"] == 3 and listing["skipped_by_reason"]["vendored_or_generated"] == 1
+    only_tests = run_lamina("context", "files", "--role", "test", cwd=root)
+    assert only_tests.stdout.splitlines()[0].split() == ["test", "tests/test_main.c"]
+    assert "src/main.c" not in only_tests.stdout and "skipped" in only_tests.stdout.splitlines()[-1]

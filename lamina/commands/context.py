@@ -1,15 +1,17 @@
-"""`lamina context status | rebuild | search`: inspect and repair the index."""
+"""`lamina context status | rebuild | files | search`: inspect and repair the index."""
 
 from __future__ import annotations
 
 import argparse
 import time
+from pathlib import Path
 from typing import Any
 
 from lamina.command_line import add_json_flag, command_group, emit
 from lamina.commands.common import context_from_args, open_context, query_current_generation, require_words
 from lamina.constants import SOURCES_LIMIT
 from lamina.index.progress import build_summary, vector_counts
+from lamina.repo.roles import ROLES
 
 
 def context_status(progress: Any = None) -> dict[str, Any]:
@@ -193,6 +195,44 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+def indexed_files(role: str | None = None) -> dict[str, Any]:
+    """What `lamina context files --json` prints: every file the index reads, with its role, and every file
+    it skips, with the reason (the selection and roles a build would use now; nothing is built)."""
+    from collections import Counter
+
+    from lamina.config import load_config
+    from lamina.repo.files import select_files
+    from lamina.repo.git import locate
+    from lamina.repo.roles import file_role, role_rules
+
+    root = locate(Path.cwd()).root
+    config = load_config(root)
+    selection = select_files(root, config)
+    rules = role_rules(config)
+    files = [{"path": f.path, "role": file_role(f.path, rules), "size": f.size} for f in selection.files]
+    return {
+        "root": str(root),
+        "roles": dict(sorted(Counter(f["role"] for f in files).items())),
+        "skipped_by_reason": dict(selection.skipped),
+        "files": [f for f in files if role is None or f["role"] == role],
+        "skipped": [{"path": p, "reason": r} for p, r in selection.skipped_paths.items()],
+    }
+
+
+def cmd_files(args: argparse.Namespace) -> int:
+    listing = indexed_files(args.role)
+    lines = [f"{f['role']:<9} {f['path']}" for f in listing["files"]]
+    if args.skipped:
+        lines += [f"skipped   {s['path']}  ({s['reason']})" for s in listing["skipped"]]
+    roles = ", ".join(f"{n} {r}" for r, n in listing["roles"].items()) or "none"
+    skipped = ", ".join(f"{n} {r}" for r, n in listing["skipped_by_reason"].items() if n) or "none"
+    lines.append(f"{sum(listing['roles'].values())} files indexed ({roles}); skipped: {skipped}")
+    if not args.json and not args.skipped:
+        listing.pop("skipped")
+    emit(args, listing, "\n".join(lines))
+    return 0
+
+
 def register(sub: Any, selected: str | None = None) -> None:
     group = command_group(sub, "context", "inspect and repair the index", selected)
     if group is not None:
@@ -207,6 +247,13 @@ def register(sub: Any, selected: str | None = None) -> None:
         p.add_argument("--quiet", action="store_true")
         add_json_flag(p)
         p.set_defaults(handler=cmd_rebuild)
+        p = ctx.add_parser(
+            "files", help="the files the index reads, with their roles, and the files it skips"
+        )
+        p.add_argument("--role", choices=ROLES, help="only files of this role")
+        p.add_argument("--skipped", action="store_true", help="also list each skipped file and why")
+        add_json_flag(p)
+        p.set_defaults(handler=cmd_files)
         p = ctx.add_parser("search", help="source localization only, for diagnosis")
         p.add_argument("text")
         p.add_argument(

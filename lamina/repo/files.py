@@ -16,7 +16,7 @@ import stat
 import subprocess
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pathspec
@@ -58,6 +58,7 @@ class SourceFile:
 class FileSelection:
     files: tuple[SourceFile, ...]  # sorted by path
     skipped: Mapping[str, int]  # reason -> count, for every reason in SKIP_REASONS (read-only by contract)
+    skipped_paths: Mapping[str, str] = field(default_factory=dict)  # path -> its reason (`context files`)
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,7 @@ class _Decisions:
         return FileSelection(
             files=tuple(self.files[p] for p in sorted(self.files)),
             skipped={reason: counts[reason] for reason in SKIP_REASONS},
+            skipped_paths={p: self.skipped[p] for p in sorted(self.skipped)},
         )
 
 
