@@ -40,7 +40,10 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         " configure.ac, Makefile.am, meson.build) config",
     ),
 )
-CHUNKER_VERSION = 1  # part of every chunk cache key: bump when chunk boundaries change
+CHUNKER_VERSION = 4  # part of every chunk cache key: bump when chunk boundaries change (4: symbols inside
+# parse errors — C functions, structs and enums in an ERROR node and C function headers whose body the parser
+# left open — rather than line windows for the whole file; `.ru` is Ruby. 2 was the reverted dense windows, 3
+# session 13's uncommitted prose versions: a reverted change's versions are never reused)
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5
 
@@ -188,7 +191,7 @@ GENERATED_MARKERS = (
 # Chunking (lamina/chunking/; docs/chunking.md).
 CHUNK_MAX_CHARS = 8192  # a chunk's text never exceeds this; a longer single line is cut at this size
 MINIFIED_AVG_LINE_CHARS = 300  # mean line length above this = minified/bundled: line windows, no symbols
-PARSE_ERROR_MAX_FRACTION = 0.5  # more lines than this inside top-level ERROR nodes → line windows
+PARSE_ERROR_MAX_FRACTION = 0.5  # more lines than this in top-level ERROR nodes, and no symbol → line windows
 SYMBOL_SEARCH_DEPTH = 4  # non-symbol syntax levels searched for nested declarations (if/export/template)
 # Selection outcome thresholds (see docs/ranking.md; calibrated by bench/quality.py on the calibration split).
 # new_workflow_required when the best active root has cosine < DENSE_MIN_COSINE and lexical coverage

@@ -403,6 +403,29 @@ def test_ruby() -> None:
     ]
 
 
+def test_rackup_file_is_ruby() -> None:
+    source = """
+    require_relative "app"
+
+    class Health
+      def call(env)
+        [200, {}, ["ok"]]
+      end
+    end
+
+    use Rack::Lint
+    map("/health") { run Health.new }
+    run Shop::App.new
+    """
+    chunks = chunks_of("config.ru", source)
+    assert outline(chunks) == [
+        ("<module>", "module", 1, 11),
+        ("Health", "class", 3, 7),
+        ("Health.call", "method", 4, 6),
+    ]
+    assert {c.language for c in chunks} == {"ruby"}
+
+
 def test_markdown_sections_follow_heading_paths() -> None:
     source = """
     Intro text.
@@ -534,6 +557,7 @@ def test_output_is_deterministic_and_ordered() -> None:
         ("x.mjs", "javascript"),
         ("x.h", "cpp"),
         ("Gemfile", "ruby"),
+        ("config.ru", "ruby"),  # a rackup file
         ("README.MD", "markdown"),
         ("ci.yml", "yaml"),
         ("notes.txt", None),

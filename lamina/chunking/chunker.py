@@ -6,12 +6,14 @@ line of each member; member bodies live only in their own chunks. So no text is 
 class still matches the names of its methods. Lines outside every top-level symbol (imports, constants,
 module docstring, `if __name__ …`) form the "<module>" chunk. A chunk longer than CHUNK_MAX_LINES lines
 or CHUNK_MAX_CHARS characters is split into overlapping windows (part 0, 1, …). Markdown, TOML and YAML
-become sections; any other text, and code that cannot be parsed or is minified, becomes line windows
-("<file>"). docs/chunking.md has the full rules.
+become sections; any other text, minified code, and code that is mostly parse errors with no symbol
+in them, becomes line windows ("<file>"); symbols inside parse errors are still symbols. docs/chunking.md
+has the full rules.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -85,6 +87,32 @@ _BODY_REQUIRED = frozenset(
 _C_NAME_TYPES = frozenset(
     {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name"}
 )
+# Statements a broken C parse can misread as `type name(…) {` (`else if (x) {`): never function names.
+_C_STATEMENT_WORDS = frozenset(
+    {"if", "else", "while", "for", "do", "switch", "case", "return", "sizeof", "goto"}
+)
+# What may precede a C/C++ declarator in a function header (`static const struct x *`, `uInt`, `Cart<T>`).
+_C_TYPE_PARTS = frozenset(
+    {
+        "storage_class_specifier",
+        "type_qualifier",
+        "primitive_type",
+        "sized_type_specifier",
+        "type_identifier",
+        "struct_specifier",
+        "union_specifier",
+        "enum_specifier",
+        "macro_type_specifier",
+        "template_type",
+        "qualified_identifier",
+        "placeholder_type_specifier",
+        "attribute_specifier",
+        "attribute_declaration",
+        "ms_declspec_modifier",
+        "virtual",
+        "explicit_function_specifier",
+    }
+)
 _GENERIC_ARGS = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")
 
@@ -118,10 +146,10 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
     code = CODE_LANGUAGES.get(language)
     grammar = code.grammar if code else language
     root = _parser(grammar).parse(text.encode("utf-8")).root_node
-    if _mostly_unparsed(root, len(lines)):
-        return None
     if code is not None:
         return _code_chunks(path, language, code, root, lines)
+    if _mostly_unparsed(root, len(lines)):
+        return None
     if language in SECTION_LANGUAGES:
         return _section_chunks(path, language, root, lines)
     return None
@@ -150,6 +178,7 @@ def _end_row(node: Node) -> int:
 
 
 def _mostly_unparsed(root: Node, line_count: int) -> bool:
+    """The root is ERROR, or top-level ERROR nodes cover more than PARSE_ERROR_MAX_FRACTION of the lines."""
     if root.type == "ERROR":
         return True
     if not root.has_error:
@@ -178,8 +207,18 @@ def _clean_name(raw: str) -> str:
 # --- code -------------------------------------------------------------------------------------------
 
 
-def _code_chunks(path: str, language: str, code: CodeLanguage, root: Node, lines: list[str]) -> list[Chunk]:
+def _code_chunks(
+    path: str, language: str, code: CodeLanguage, root: Node, lines: list[str]
+) -> list[Chunk] | None:
+    """Symbol chunks and the <module> chunk, or None (line windows) for a mostly unparsed file with no symbol.
+
+    Symbols are searched for inside ERROR nodes too (a C `#ifdef` that splits a function header or an
+    unclosed `extern "C" {` can make one ERROR of the rest of the file, with whole function definitions
+    inside it); whatever no symbol covers, error or not, is <module> code.
+    """
     symbols = _find_symbols(root, code, (), False, lines, 0)
+    if not symbols and _mostly_unparsed(root, len(lines)):
+        return None
     chunks: list[Chunk] = []
     covered = _covered_rows(symbols)
     module_rows = [r for r in range(len(lines)) if r not in covered]
@@ -221,6 +260,8 @@ def _find_symbols(
                 scope = (*scope, name)
             continue
         found.extend(_visit(child, code, scope, in_type, lines, depth))
+    if node.type == "ERROR" and code.grammar in ("c", "cpp"):
+        found = _with_open_functions(node, code, scope, in_type, lines, found)
     return found
 
 
@@ -237,6 +278,8 @@ def _visit(
         body = node.child_by_field_name("body") or node
         inner = (*scope, name) if name else scope
         return _find_symbols(body, code, inner, code.namespace_members_are_methods, lines, 0)
+    if node.type == "ERROR":  # no syntax level of its own: what the parser could not place, in order
+        return _find_symbols(node, code, scope, in_type, lines, depth)
     if depth >= SYMBOL_SEARCH_DEPTH or node.type in _OPAQUE:
         return []
     return _find_symbols(node, code, scope, in_type, lines, depth + 1)
@@ -262,6 +305,74 @@ def _make_symbol(
         members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
     end = min(_end_row(outer), len(lines) - 1)
     return _Symbol(name=qualified, kind=kind, start=start, end=end, head=head, members=members)
+
+
+def _with_open_functions(
+    error: Node,
+    code: CodeLanguage,
+    scope: tuple[str, ...],
+    in_type: bool,
+    lines: list[str],
+    found: list[_Symbol],
+) -> list[_Symbol]:
+    """C/C++: add the functions whose header an ERROR node holds loose, their body never closed in the tree.
+
+    `static double ulp(U *x) {` as a declarator followed by a bare `{` (the parser could not match the
+    braces across `#ifdef` branches) is a function from its header (the type words and comments above
+    it included) to the `}` that balances that `{` among the node's children, or else to its last child
+    before the next symbol or loose header in the same ERROR node, without trailing comments and
+    preprocessor lines.
+    """
+    kids = error.children  # by index: tree-sitter's sibling steps cost the number of siblings each
+    headers: list[tuple[int, int, str, int | None]] = []  # (first row, name row, name, index of its `{`)
+    for at, child in enumerate(kids):
+        if child.type not in ("function_declarator", "pointer_declarator"):
+            continue
+        name_node: Node | None = child
+        is_function = False
+        while name_node is not None and name_node.type not in _C_NAME_TYPES:
+            is_function = is_function or name_node.type == "function_declarator"
+            name_node = name_node.child_by_field_name("declarator")
+        local = _clean_name(_text(name_node))
+        if name_node is None or not is_function or not local or local in _C_STATEMENT_WORDS:
+            continue
+        first = at
+        while first > 0 and kids[first - 1].type in _C_TYPE_PARTS:
+            if _end_row(kids[first - 1]) < kids[first].start_point.row - 1:
+                break
+            first -= 1
+        start, back = kids[first].start_point.row, first - 1
+        while back >= 0 and (
+            kids[back].type in code.leading
+            and _end_row(kids[back]) >= start - 1
+            and not lines[kids[back].start_point.row][: kids[back].start_point.column].strip()  # trailing
+        ):
+            start, back = kids[back].start_point.row, back - 1
+        brace = at + 1 if at + 1 < len(kids) and kids[at + 1].type == "{" else None
+        headers.append((start, name_node.start_point.row, local, brace))
+    # Where each symbol or loose header starts: a header without `{` is no function, but ends the one above.
+    starts = sorted([s.start for s in found] + [h[0] for h in headers])
+    before = sorted(found, key=lambda s: s.start)
+    taken, i = -1, 0  # the last row of a symbol above the header; symbols in `before` passed
+    for start, head, local, brace in headers:
+        while i < len(before) and before[i].start <= head:
+            taken, i = max(taken, before[i].end), i + 1
+        if brace is None or max(start, taken + 1) > head:
+            continue  # a header without a body, or its line already belongs to a symbol
+        nxt = bisect.bisect_right(starts, head)
+        bound = starts[nxt] if nxt < len(starts) else len(lines)  # the first row that is not its
+        end, depth, step = _end_row(kids[brace]), 1, brace + 1
+        while step < len(kids) and depth > 0 and _end_row(kids[step]) < bound:
+            depth += {"{": 1, "}": -1}.get(kids[step].type, 0)
+            if kids[step].type != "comment":
+                end = max(end, _end_row(kids[step]))
+            step += 1
+        while depth > 0 and end > head and (not lines[end].strip() or lines[end].lstrip().startswith("#")):
+            end -= 1  # no balancing `}`: `#endif` and `#ifdef` lines at the end are the module's
+        kind = "method" if in_type or "." in local else "function"
+        found.append(_Symbol(".".join((*scope, local)), kind, max(start, taken + 1), end, head, ()))
+        taken = end
+    return sorted(found, key=lambda s: s.start)
 
 
 def _wraps_only(parent: Node, code: CodeLanguage) -> bool:
@@ -330,6 +441,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
     name = _clean_name(_text(name_node))
     if not name or name_node is None:
         return None
+    if name in _C_STATEMENT_WORDS and code.grammar in ("c", "cpp"):
+        return None  # `else if (x) {` misread as a function in a broken parse
     if t == "method_declaration" and code.grammar == "go":
         receiver = _first_of_type(node.child_by_field_name("receiver"), "type_identifier")
         if receiver is not None:

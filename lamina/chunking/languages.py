@@ -193,6 +193,7 @@ _BY_SUFFIX = {
     ".rb": "ruby",
     ".rake": "ruby",
     ".gemspec": "ruby",
+    ".ru": "ruby",  # rackup files (config.ru)
     ".md": "markdown",
     ".markdown": "markdown",
     ".toml": "toml",
