@@ -254,10 +254,20 @@ class Dump:
 
 
 def load_dump(work: Path, name: str) -> Dump:
+    """A dump, its roles re-derived with the product's current rules (the clones' lamina.toml set no [roles]),
+    so a change of the conventions is measured without dumping again (session 34: `lamina init`'s own
+    dodo.py, a code chunk of every dump until then, is config). A role change never needs new vectors:
+    only code is embedded, and no code chunk ever lacked its vector in a dump."""
+    from lamina.repo.roles import GRAPH, chunk_role, file_role
+
     base = work / "dumps" / name
     rows = json.loads(base.with_suffix(".json").read_text())
+    roles = [
+        role if role == GRAPH else chunk_role(file_role(path), path, symbol)
+        for path, symbol, role in zip(rows["path"], rows["symbol"], rows["role"], strict=True)
+    ]
     return Dump(name, rows["path"], rows["symbol"], rows["kind"], rows["start"], rows["end"], rows["text"],
-                rows["role"], np.load(base.with_suffix(".npy")))  # fmt: skip
+                roles, np.load(base.with_suffix(".npy")))  # fmt: skip
 
 
 # --- metrics ---------------------------------------------------------------------------------------
