@@ -104,9 +104,10 @@ def render_packet(packet: dict[str, Any]) -> str:
     idx = packet["index"]
     lines.append(f"Task: {packet['task']}")
     fresh = "fresh" if idx["fresh"] else "STALE"
+    no_graph = SELECTION_NO_ROOTS_REASON in sel.get("reasons", ())
+    graph_label = "none yet" if no_graph else str(idx["graph_version"])[:12]
     lines.append(
-        f"Index: {idx['generation']} ({fresh}; graph {str(idx['graph_version'])[:12]}; "
-        f"retrieval {packet['retrieval']['mode']})"
+        f"Index: {idx['generation']} ({fresh}; graph {graph_label}; retrieval {packet['retrieval']['mode']})"
     )
     chosen = ", ".join(sel["workflows"]) or "none"
     rated = "" if sel.get("confidence") is None else f"; confidence {sel['confidence']:.2f}"
@@ -119,7 +120,7 @@ def render_packet(packet: dict[str, Any]) -> str:
         lines.append("  Low confidence: check the candidates below; --workflow <id> chooses one.")
     if sel["status"] == "ambiguous":
         lines.append("  The evidence does not separate these; choose one with --workflow <id>:")
-    if SELECTION_NO_ROOTS_REASON in sel.get("reasons", ()):
+    if no_graph:
         lines.append(
             "  No product graph yet (`lamina graph check` lists the files [graph].paths matched); "
             "the sources below come from the code alone."

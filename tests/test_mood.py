@@ -241,6 +241,7 @@ def test_an_empty_product_graph_says_so_instead_of_asking_for_a_new_workflow() -
     assert any(line.startswith("  No product graph yet") for line in text)
     assert not any("needs a new one" in line for line in text)
     assert "(by selection)" in text[2]
+    assert "graph none yet;" in text[1]  # not the digest of an empty graph, which looks like a real one
 
     retired = [RootDoc("fax-results", "retired", (), {"action": ("fax",)})]
     one = np.ones(1)
@@ -248,4 +249,5 @@ def test_an_empty_product_graph_says_so_instead_of_asking_for_a_new_workflow() -
     assert gone.status == "new_workflow_required" and SELECTION_NO_ROOTS_REASON not in gone.reasons
     text = render_packet(_packet_of(Selection(gone.status, (), (), gone.reasons))).splitlines()
     assert any("needs a new one" in line for line in text)
+    assert "graph none yet" not in text[1]
     assert not any("No product graph" in line for line in text)
