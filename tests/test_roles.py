@@ -57,6 +57,19 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("configure.ac", "config"),
         ("Makefile.am", "config"),
         ("cmake/FindFoo.cmake", "config"),
+        # a new-user run on Newtonsoft.Json and zod (session 34)
+        ("Src/Newtonsoft.Json.Tests/TestObjects/Person.cs", "test"),  # a .NET test project's folder
+        ("src/Shop.UnitTests/Refunds.cs", "test"),
+        ("Src/Newtonsoft.Json/JsonTextReader.cs", "code"),
+        ("Build/build.ps1", "config"),  # tracked build scripts, not build output
+        ("vitest.config.ts", "config"),
+        ("packages/zod/rollup.config.js", "config"),
+        ("karma.conf.js", "config"),
+        ("src/app.config.service.ts", "code"),
+        ("src/__mocks__/client.ts", "test"),
+        ("src/parse.bench.ts", "test"),
+        ("src/types.test-d.ts", "test"),
+        ("test/module/cjs/index.js", "test"),  # esm/ and cjs/ folders are not build output by name
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

@@ -71,8 +71,8 @@ GENERATED_NAMES = re.compile(
     re.IGNORECASE,
 )
 TEST_DIRS = frozenset(
-    "test tests testing __tests__ __test__ spec specs e2e integration-tests integration_tests it benches "
-    "bench benchmarks benchmark conformance".split()
+    "test tests testing __tests__ __test__ __mocks__ spec specs e2e integration-tests integration_tests it "
+    "benches bench benchmarks benchmark conformance".split()
 )
 DATA_DIRS = frozenset(
     "testdata test-data test_data fixtures fixture __fixtures__ __snapshots__ snapshots".split()
@@ -80,12 +80,25 @@ DATA_DIRS = frozenset(
 DOCS_DIRS = frozenset(
     "docs doc documentation examples example samples sample man changelog.d changes".split()
 )
-CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
-GENERATED_DIRS = frozenset("node_modules vendor third_party dist build out target __generated__ gen".split())
+# build/: tracked files there are build scripts and settings (build output is gitignored, and [index]'s
+# default excludes skip a lowercase build/ anyway); Newtonsoft.Json keeps its signing scripts in Build/.
+CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci build".split())
+GENERATED_DIRS = frozenset("node_modules vendor third_party dist out target __generated__ gen".split())
+# .NET and Java test projects: Newtonsoft.Json.Tests/, Foo.UnitTests/, Bar.IntegrationTests/ (a folder named
+# after the project it tests, with a suffix), where only some files are named *Tests.cs.
+TEST_DIR_SUFFIXES = (
+    ".tests",
+    ".test",
+    ".unittests",
+    ".integrationtests",
+    ".fuzztests",
+    ".specs",
+    ".benchmarks",
+)
 # A test by its file name: test_x.py, x_test.py, x_test.go, x.test.ts, x.spec.js, XTest.java, XTests.cs,
 # XIT.java, x_spec.rb, tests.rs, x_tests.rs, conftest.py is config (fixtures), test-utils stay by folder.
 TEST_NAMES = re.compile(
-    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec)\.[cm]?[jt]sx?$|_spec\.rb$|"
+    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|_spec\.rb$|"
     r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift)$|^Test[A-Z].*\.(java|kt|cs)$",
 )
 
@@ -101,6 +114,12 @@ class RoleRules:
         return (tuple(sorted((r, tuple(g)) for r, g in self.overrides.items())), self.graph)
 
 
+# JavaScript tool settings written as code: vite.config.ts, jest.config.js, rollup.config.mjs, karma.conf.js.
+CONFIG_SCRIPT_NAMES = re.compile(
+    r"^[\w.-]+\.(config|conf)\.[cm]?[jt]s$|^(gruntfile|gulpfile)\.[cm]?[jt]s$", re.I
+)
+
+
 def conventional_role(path: str) -> str:
     """The role of a repository-relative posix path by folder and file-name conventions alone."""
     pure = PurePosixPath(path)
@@ -112,10 +131,11 @@ def conventional_role(path: str) -> str:
         return GENERATED
     if any(f in DATA_DIRS for f in folders):
         return DATA
-    if lower in CONFIG_NAMES or any(f in CONFIG_DIRS for f in folders):
+    if lower in CONFIG_NAMES or CONFIG_SCRIPT_NAMES.match(name) or any(f in CONFIG_DIRS for f in folders):
         return CONFIG
     code_like = suffix in CODE_SUFFIXES
-    if TEST_NAMES.search(name) or any(f in TEST_DIRS for f in folders) or _java_test_tree(folders):
+    test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
+    if TEST_NAMES.search(name) or test_folder or _java_test_tree(folders):
         return TEST if code_like else DATA if suffix in DATA_SUFFIXES else TEST
     if DOCS_NAMES.match(name) or suffix in DOCS_SUFFIXES:
         return DOCS
