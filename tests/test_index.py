@@ -659,14 +659,24 @@ def test_status_says_why_the_index_is_stale(repo: Path) -> None:
     """Each kind of change is named: uncommitted edits (with the paths), HEAD moving, the product graph."""
     from tests.helpers import commit
 
+    assert run_lamina("init", cwd=repo).returncode == 0  # writes dodo.py: untracked, indexed as it is
     prepare(repo)
     assert status(repo)["reasons"] == []
     (repo / "src/payments.py").write_text(_module("payment", 5))
     st = status(repo)
     assert st["state"] == "stale"
-    assert st["reasons"] == ["uncommitted changes to 1 indexed file: src/payments.py"]
+    assert st["reasons"] == ["1 indexed file differs from the index: src/payments.py (changed)"]
+    (repo / "src/notes.py").write_text("NOTE = 1\n")
+    (repo / "src/shipping.py").unlink()
+    assert status(repo)["reasons"] == [
+        "3 indexed files differ from the index: src/notes.py (new), src/payments.py (changed), "
+        "src/shipping.py (gone)"
+    ]  # dodo.py, untracked since `init`, is not named: the index read it as it is
+    (repo / "src/notes.py").unlink()
+    git(repo, "checkout", "--", "src/shipping.py")
     commit(repo, {}, "five payment steps")
-    assert [r.split(":")[0] for r in status(repo)["reasons"]] == ["HEAD moved"]
+    assert status(repo)["reasons"][0].split(":")[0] == "HEAD moved"
+    assert status(repo)["reasons"][1:] == ["1 indexed file differs from the index: src/payments.py (changed)"]
     prepare(repo)
     graph = repo / "product/checkout.toml"
     graph.write_text(graph.read_text().replace("Capture", "Take", 1))

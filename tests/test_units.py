@@ -538,8 +538,22 @@ def test_stale_reasons_name_what_differs_between_two_manifests() -> None:
     ]
     paths = tuple(f"src/m{i}.py" for i in range(7))
     edited = {**indexed, "source_revision": "a" * 40 + "+dirty.fedcba9876543210"}
-    (reason,) = stale_reasons(indexed, edited, paths)
+    (reason,) = stale_reasons(indexed, edited, paths)  # git's changed paths: all the caller could tell
     assert (
         reason
-        == "uncommitted changes to 7 indexed files: src/m0.py, src/m1.py, src/m2.py, src/m3.py, src/m4.py, …"
+        == "7 indexed files with uncommitted changes: src/m0.py, src/m1.py, src/m2.py, src/m3.py, src/m4.py, …"
     )
+    (exact,) = stale_reasons(indexed, edited, paths, ["src/m0.py (changed)"])  # what the build read, compared
+    assert exact == "1 indexed file differs from the index: src/m0.py (changed)"
+    assert stale_reasons(indexed, clean, (), []) == []  # nothing differs: a file's round trip is no reason
+
+
+def test_differing_files_says_what_happened_to_each_path() -> None:
+    from lamina.index.manifest import differing_files
+
+    before = {"a.py": "1", "b.py": "2", "c.py": "3"}
+    assert differing_files(before, {"a.py": "1", "b.py": "9", "d.py": "4"}) == [
+        "b.py (changed)",
+        "c.py (gone)",
+        "d.py (new)",
+    ]

@@ -77,10 +77,30 @@ def _stale_reasons(ctx: Any, indexed: dict[str, Any]) -> list[str]:
         "index_settings": index_settings(ctx.config),
         "schema_version": RETRIEVAL_SCHEMA_VERSION,
     }
-    reasons = stale_reasons(indexed, now, indexed_changes(ctx.state, ctx.config))
+    reasons = stale_reasons(
+        indexed, now, indexed_changes(ctx.state, ctx.config), _differing_files(ctx, indexed)
+    )
     model_reason = model_change_reason(indexed.get("model_digest"), ctx.model_digest)
     reasons += [model_reason] if model_reason else []
     return reasons or ["lamina.toml, the chunker or the indexed files changed since the last build"]
+
+
+def _differing_files(ctx: Any, indexed: dict[str, Any]) -> list[str] | None:
+    """The files that differ between the current generation's build and the working tree now, or None when
+    this build dir's file lists are not that build's (a later build stopped before activating)."""
+    from lamina.index.manifest import differing_files, read_json
+    from lamina.repo.files import select_files
+
+    built = read_json(ctx.path("manifest.json")) or {}
+    if built.get("source_revision") != indexed.get("source_revision"):
+        return None
+    before: dict[str, str] = {}
+    for listing in sorted(ctx.build_dir.glob("files/*.tsv")):
+        for line in listing.read_text().splitlines():
+            path, blob = line.split("\t")[:2]
+            before[path] = blob
+    now = {f.path: f.blob for f in select_files(ctx.ws.root, ctx.config).files}
+    return differing_files(before, now)
 
 
 def embedding_sources(last_build: dict[str, Any] | None) -> dict[str, int] | None:

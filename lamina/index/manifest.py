@@ -68,27 +68,44 @@ def index_settings(config: Config) -> str:
 STALE_PATHS_SHOWN = 5
 
 
+def differing_files(before: dict[str, str], now: dict[str, str]) -> list[str]:
+    """The paths whose content differs between two selections (path -> blob), each with what happened to it:
+    "src/a.py (changed)", "src/b.py (new)", "src/c.py (gone)"; sorted by path."""
+    out = []
+    for path in sorted(before.keys() | now.keys()):
+        if before.get(path) != now.get(path):
+            what = "new" if path not in before else "gone" if path not in now else "changed"
+            out.append(f"{path} ({what})")
+    return out
+
+
+def _paths_reason(count: int, what: str, paths: list[str] | tuple[str, ...]) -> str:
+    shown = ", ".join(paths[:STALE_PATHS_SHOWN]) + (", …" if len(paths) > STALE_PATHS_SHOWN else "")
+    return f"{count} indexed file{'' if count == 1 else 's'} {what}" + (f": {shown}" if shown else "")
+
+
 def stale_reasons(
-    indexed: dict[str, Any], now: dict[str, Any], changed_paths: tuple[str, ...] = ()
+    indexed: dict[str, Any],
+    now: dict[str, Any],
+    changed_paths: tuple[str, ...] = (),
+    differing: list[str] | None = None,
 ) -> list[str]:
     """Why an index built for the manifest `indexed` is stale now, in a user's words: the manifest fields
-    that differ from `now` (the same fields, of the working tree as it is), the indexed paths with
-    uncommitted changes named. Empty when the manifests agree (then something they do not record changed,
-    e.g. a [roles] glob of lamina.toml; the caller says so)."""
+    that differ from `now` (the same fields, of the working tree as it is), and the files that differ — exactly
+    (`differing`: differing_files of the build's selection and today's) when the caller could tell, else the
+    indexed paths git calls changed (`changed_paths`). Empty when the manifests agree (then something they do
+    not record changed, e.g. a [roles] glob of lamina.toml; the caller says so)."""
     reasons = []
     old_head, _, old_dirty = str(indexed.get("source_revision") or "").partition("+dirty.")
     new_head, _, new_dirty = str(now.get("source_revision") or "").partition("+dirty.")
     if old_head != new_head:
         reasons.append(f"HEAD moved: {old_head[:12]} → {new_head[:12]}")
-    if new_dirty and new_dirty != old_dirty and changed_paths:
-        shown = ", ".join(changed_paths[:STALE_PATHS_SHOWN]) + (
-            ", …" if len(changed_paths) > STALE_PATHS_SHOWN else ""
-        )
-        reasons.append(
-            f"uncommitted changes to {len(changed_paths)} indexed file"
-            f"{'' if len(changed_paths) == 1 else 's'}" + (f": {shown}" if shown else "")
-        )
-    elif old_dirty and not new_dirty and old_head == new_head:
+    if differing:
+        verb = "differs" if len(differing) == 1 else "differ"
+        reasons.append(_paths_reason(len(differing), f"{verb} from the index", differing))
+    elif differing is None and new_dirty and new_dirty != old_dirty and changed_paths:
+        reasons.append(_paths_reason(len(changed_paths), "with uncommitted changes", changed_paths))
+    elif differing is None and old_dirty and not new_dirty and old_head == new_head:
         reasons.append("the uncommitted changes that were indexed are gone (committed, stashed or reverted)")
     if indexed.get("graph_version") != now.get("graph_version"):
         reasons.append(
