@@ -17,7 +17,7 @@ TYPE_CHECKING = False  # not `from typing import …`: importing typing costs ~5
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
     from lamina.errors import LaminaError
 
@@ -38,8 +38,17 @@ def selected_group(argv: list[str]) -> str | None:
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     import argparse
 
+    class Parser(argparse.ArgumentParser):
+        """argparse, whose usage errors become LAMINA_USAGE errors (a JSON object with --json) rather than
+        its own text; the subcommands' parsers are of the same class."""
+
+        def error(self, message: str) -> NoReturn:
+            from lamina.errors import LaminaError
+
+            raise LaminaError("LAMINA_USAGE", f"{self.prog}: {message}", f"Run `{self.prog} --help`.")
+
     selected = selected_group(sys.argv[1:] if argv is None else argv)
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="lamina",
         description="Prepare work from the canonical product graph, with an offline hybrid index.",
     )
@@ -148,9 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     from lamina.errors import LaminaError
 
     parser = build_parser(argv)
+    words = sys.argv[1:] if argv is None else argv
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors; keep its status
+    except LaminaError as err:  # a usage error (status 2, as argparse's own)
+        return report_error(err, as_json="--json" in words)
+    except SystemExit as exc:  # --help and --version exit 0 after printing
         return int(exc.code or 0)
     if args.directory:
         import os

@@ -132,3 +132,22 @@ def test_context_files_lists_each_file_s_role_and_each_skipped_file_s_reason(tmp
     only_tests = run_lamina("context", "files", "--role", "test", cwd=root)
     assert only_tests.stdout.splitlines()[0].split() == ["test", "tests/test_main.c"]
     assert "src/main.c" not in only_tests.stdout and "skipped" in only_tests.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("context", "search", "x", "--limit", "11", "--json"),
+        ("context", "files", "--role", "tests", "--json"),
+        ("work", "prepare", "--json"),  # the task is missing
+        ("graph", "check", "--json", "--no-such-flag"),
+    ],
+)
+def test_a_usage_error_with_json_is_one_json_object(argv: tuple[str, ...], tmp_path: Path) -> None:
+    proc = run_lamina(*argv, cwd=tmp_path)
+    assert proc.returncode == 2
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "LAMINA_USAGE" and error["message"].startswith("lamina")
+    assert "--help" in error["hint"]
+    plain = run_lamina(*(a for a in argv if a != "--json"), cwd=tmp_path)
+    assert plain.returncode == 2 and plain.stdout == "" and plain.stderr.startswith("LAMINA_USAGE: lamina")
