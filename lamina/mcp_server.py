@@ -267,6 +267,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "query": {"type": "string"},
                 "retrieval": {"type": "object"},
                 "sources": {"type": "array", "items": _SOURCE},
+                "related": {"type": "array", "items": {"type": "object"}},
                 "trust": _TRUST,
             },
         },

@@ -91,6 +91,8 @@ def unknown_words_note(retrieval: dict[str, Any]) -> str:
     """What a person should know when the task's words are not in the indexed files ("" when all are)."""
     unknown = retrieval.get("unknown_words") or []
     if not unknown:
+        if retrieval.get("known_terms") == 0:  # only words too common to score ("the of and")
+            return "The task has no word specific enough to match: ranked by meaning alone."
         return ""
     if retrieval.get("known_terms") == 0:
         return f"No word of the task occurs in the indexed files ({', '.join(unknown)}): ranked by meaning alone."

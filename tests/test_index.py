@@ -641,6 +641,8 @@ def test_an_interrupted_rebuild_leaves_the_index_as_it_was(repo: Path) -> None:
     searched = run_lamina("context", "search", "bulk", "--json", cwd=repo)
     assert searched.returncode == 0, searched.stdout + searched.stderr
     assert status(repo)["last_build"]["chunks_embedded"] == 12 * 41 - done_before_resume
+    human = run_lamina("context", "status", cwd=repo).stdout  # the failure is history now, and says so
+    assert "last failure: LAMINA_INTERRUPTED" in human and "(a build has succeeded since)" in human
 
 
 def test_search_lists_at_most_limit_entries_and_refuses_a_bad_limit(repo: Path) -> None:

@@ -244,6 +244,8 @@ def test_a_task_whose_words_no_file_has_says_its_sources_are_by_meaning_alone(sh
     assert "No word of the task occurs in the indexed files (zorblax, quuxification)" in text.stdout
     search = run_lamina("context", "search", "capture zorblax", cwd=shop)
     assert search.stdout.startswith("Not in any indexed file: zorblax.")
+    common = run_lamina("context", "search", "the of and", cwd=shop)
+    assert common.stdout.startswith("The task has no word specific enough to match")
 
 
 def test_explicit_workflow_skips_selection_but_traverses_and_localizes(shop: Path) -> None:
@@ -275,6 +277,11 @@ def test_human_rendering_and_search(shop: Path) -> None:
     search = run_lamina("context", "search", "issue a refund", "--json", cwd=shop)
     body = json.loads(search.stdout)
     assert body["sources"] and all(set(s) == SOURCE_KEYS for s in body["sources"])
+    # the tests tied to those sources, as a packet lists them (search had none before session 34)
+    _, packet = prepare(shop, "issue a refund", "--workflow", "refund-order")
+    assert body["related"] and {r["role"] for r in body["related"]} <= {"test", "docs"}
+    assert {r["for"]["file"] for r in body["related"]} <= {s["file"] for s in body["sources"]}
+    assert {r["file"] for r in body["related"]} & {r["file"] for r in packet["related"]}
 
 
 def test_dense_unavailable_fails_closed_and_explicit_degrades(tmp_path: Path, lamina_home: Path) -> None:

@@ -124,6 +124,11 @@ def _describe_failure(failure: dict[str, Any] | None) -> str:
     return f"{what} at {when}: {failure.get('message') or failure.get('reason', '')}"
 
 
+def _failure_is_history(failure: dict[str, Any] | None, last_build: dict[str, Any]) -> bool:
+    """Whether the last failure came before the last successful build (a build it interrupted was resumed)."""
+    return bool(failure and last_build.get("finished_at", 0) > float(failure.get("at", 0)))
+
+
 def _describe_sources(sources: dict[str, int] | None) -> str:
     if not sources:
         return "(no build yet)"
@@ -150,7 +155,8 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"last build:   {lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
         f"{vector_counts(lb)}, {lb.get('seconds', 0)} s",
         f"embeddings:   {_describe_sources(st['embeddings'])}",
-        f"last failure: {_describe_failure(st['last_failure'])}",
+        f"last failure: {_describe_failure(st['last_failure'])}"
+        + (" (a build has succeeded since)" if _failure_is_history(st["last_failure"], lb) else ""),
     ]
     emit(args, st, "\n".join(lines))
     return 0

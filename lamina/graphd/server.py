@@ -856,7 +856,8 @@ class GraphDaemon:
             return {"ok": False, **err.to_json()}, b""
         except OSError as exc:  # the client went away while progress was being sent to it
             log.info("build stopped: %s", exc)
-            return {"ok": False, **LaminaError("LAMINA_INTERRUPTED", str(exc)).to_json()}, b""
+            gone = LaminaError("LAMINA_INTERRUPTED", "the build was cancelled: its client went away")
+            return {"ok": False, **gone.to_json()}, b""
         except Exception as exc:
             log.exception("build crashed")
             bug = LaminaError("LAMINA_INTERNAL", f"build failed: {type(exc).__name__}: {exc}")

@@ -708,6 +708,7 @@ class RetrievalService:
             assert dense_error is not None
             raise dense_error
         rankers = {"hybrid": ("lexical", "dense"), "lexical": ("lexical",), "dense": ("dense",)}[ranker]
+        sources, related = self._localize(state, text, qvec, rankers=rankers)
         return {
             "query": text,
             "retrieval": {
@@ -715,6 +716,7 @@ class RetrievalService:
                 "ranker": ranker,
                 **word_coverage(state.chunks, text),
             },
-            "sources": self._localize(state, text, qvec, rankers=rankers)[0],
+            "sources": sources,
+            "related": related,  # the tests and docs tied to those sources, as in a packet
             "trust": {"sources": "untrusted"},
         }
