@@ -103,17 +103,25 @@ def _config_error(path: Path, what: str) -> LaminaError:
     return LaminaError("LAMINA_CONFIG", f"{path}: {what}")
 
 
+def _did_you_mean(word: str, known: Any) -> str:
+    """ " (did you mean 'x'?)" for a near miss among `known` names, as graph errors say it ("" when none)."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(word, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
 def parse_config(data: dict[str, Any], path: Path) -> Config:
     sections: dict[str, dict[str, Any]] = {}
     for name, body in data.items():
         if name not in _SCHEMA:
-            raise _config_error(path, f"unknown section [{name}]")
+            raise _config_error(path, f"unknown section [{name}]{_did_you_mean(name, _SCHEMA)}")
         if not isinstance(body, dict):
             raise _config_error(path, f"[{name}] must be a table")
         for key, value in body.items():
             expected = _SCHEMA[name].get(key)
             if expected is None:
-                raise _config_error(path, f"unknown key {name}.{key}")
+                raise _config_error(path, f"unknown key {name}.{key}{_did_you_mean(key, _SCHEMA[name])}")
             if not isinstance(value, expected) or isinstance(value, bool):
                 raise _config_error(path, f"{name}.{key} has the wrong type")
             if isinstance(value, list) and not all(isinstance(v, str) for v in value):

@@ -46,8 +46,10 @@ def test_unknown_error_code_is_refused() -> None:
     "text, fragment",
     [
         ("[index\n", "not valid TOML"),
-        ("[indexx]\n", "unknown section"),
-        ("[index]\nincldue = ['a']\n", "unknown key"),
+        ("[indexx]\n", "unknown section [indexx] (did you mean 'index'?)"),
+        ("[index]\nincldue = ['a']\n", "unknown key index.incldue (did you mean 'include'?)"),
+        ("[roles]\ntests = ['qa/**']\n", "unknown key roles.tests (did you mean 'test'?)"),
+        ("[index]\nzzz = 1\n", "unknown key index.zzz"),
         ("[index]\nmax_file_bytes = 'big'\n", "wrong type"),
         ("[graph]\npaths = [1]\n", "list of strings"),
     ],
