@@ -688,6 +688,26 @@ def test_status_says_why_the_index_is_stale(repo: Path) -> None:
     assert "because     product graph changed" in human
 
 
+def test_status_says_when_a_build_is_under_way(repo: Path) -> None:
+    """A build holds its identity's lock: status names the holder while it does, and nobody after."""
+    import fcntl
+
+    prepare(repo)
+    st = status(repo)
+    assert st["building"] is None
+    lock = Path(st["data_dir"]) / "builds" / st["identity"]["key"] / "lock"
+    with open(lock, "r+") as held:  # what hold_lock does for a build
+        fcntl.flock(held, fcntl.LOCK_EX)
+        held.truncate(0)
+        held.write("pid 4242 (lamina work prepare)\n")
+        held.flush()
+        assert status(repo)["building"] == "pid 4242 (lamina work prepare)"
+        assert (
+            "building:     pid 4242 (lamina work prepare)" in run_lamina("context", "status", cwd=repo).stdout
+        )
+    assert status(repo)["building"] is None
+
+
 def test_status_without_an_index_says_so_rather_than_none(repo: Path) -> None:
     human = run_lamina("context", "status", cwd=repo)
     assert human.returncode == 0, human.stderr

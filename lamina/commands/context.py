@@ -18,6 +18,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
     """What `lamina context status --json` prints (it builds nothing)."""
     from lamina.index.build import is_fresh
     from lamina.index.manifest import LAST_BUILD_FILE, LAST_FAILURE_FILE, read_json
+    from lamina.index.session import lock_holder
 
     ctx = open_context(allow_lexical=True, progress=progress)
     with ctx.graphd() as client:
@@ -41,6 +42,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
         "state": "fresh" if fresh else ("stale" if gen.get("generation") else "missing"),
         "reasons": reasons,
         "pending": gen.get("pending", []),
+        "building": lock_holder(ctx),  # who is building this identity's index now (None: nobody)
         "graph_version": manifest.get("graph_version"),
         "source_revision": manifest.get("source_revision"),
         "model": manifest.get("model") or ("none" if ctx.lexical_only else None),
@@ -147,6 +149,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         + (" (restored after a crash; see last failure)" if st["restored"] else "")
         + "".join(f"\n  because     {reason}" for reason in st["reasons"]),
         f"pending:      {', '.join(st['pending']) or 'none'}",
+        f"building:     {st['building'] or 'no'}",
         f"graph:        {st['graph_version'] if st['generation'] else none_yet}",
         "model:        "
         + (f"{st['model']} ({str(st['model_digest'])[:16]})" if st["generation"] else none_yet),

@@ -83,6 +83,27 @@ class _HeldLock:
 _held_locks: dict[str, _HeldLock] = {}
 
 
+def lock_holder(ctx: BuildContext) -> str | None:
+    """Who holds this identity's lock now — a build under way ("pid 41 (lamina graphd serve)") — or None.
+    Asks without waiting and without keeping the lock."""
+    path = ctx.build_dir / "lock"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return None
+    try:
+        if str(path) in _held_locks:  # this process builds: it holds the lock itself
+            return f"pid {os.getpid()}"
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 200, 0).decode(errors="replace").strip() or "another process"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def hold_lock(ctx: BuildContext, wait: bool = True) -> None:
     """Take Lamina's per-identity lock. Re-entrant within a process: each hold needs its own release, and
     the lock is let go with the last one (a plain `doit` run holds it for the whole process)."""
