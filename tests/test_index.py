@@ -712,6 +712,14 @@ def test_status_without_an_index_says_so_rather_than_none(repo: Path) -> None:
     human = run_lamina("context", "status", cwd=repo)
     assert human.returncode == 0, human.stderr
     assert "None" not in human.stdout and "(no index yet" in human.stdout
+    assert "other of this repository" not in human.stdout
+    prepare(repo)
+    git(repo, "checkout", "-q", "-b", "feature")  # a new identity: no index of its own yet
+    human = run_lamina("context", "status", cwd=repo).stdout
+    assert (
+        "missing for this branch/worktree; 1 other of this repository has one, and a build here reuses"
+        in human
+    )
 
 
 def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:

@@ -126,6 +126,14 @@ def _describe_failure(failure: dict[str, Any] | None) -> str:
     return f"{what} at {when}: {failure.get('message') or failure.get('reason', '')}"
 
 
+def _other_indexes(data_dir: Path, identity: str) -> int:
+    """How many other branches/worktrees of this repository have an active generation (their build dirs)."""
+    from lamina.constants import BUILDS_DIR_NAME
+    from lamina.index.manifest import ACTIVE_FILE
+
+    return sum(1 for a in (data_dir / BUILDS_DIR_NAME).glob(f"*/{ACTIVE_FILE}") if a.parent.name != identity)
+
+
 def _failure_is_history(failure: dict[str, Any] | None, last_build: dict[str, Any]) -> bool:
     """Whether the last failure came before the last successful build (a build it interrupted was resumed)."""
     return bool(failure and last_build.get("finished_at", 0) > float(failure.get("at", 0)))
@@ -143,9 +151,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     st = context_status()
     lb = st["last_build"] or {}
     none_yet = "(no index yet: `lamina work prepare` or `lamina context rebuild` builds it)"
+    others = _other_indexes(Path(st["data_dir"]), st["identity"]["key"]) if not st["generation"] else 0
     lines = [
         f"identity:     {st['identity']['branch']} @ {st['identity']['worktree']}",
         f"generation:   {st['generation'] or '(none)'} — {st['state']}"
+        + (
+            f" for this branch/worktree; {others} other{'s' if others > 1 else ''} of this repository "
+            f"{'have' if others > 1 else 'has'} one, and a build here reuses what they embedded"
+            if others
+            else ""
+        )
         + (" (restored after a crash; see last failure)" if st["restored"] else "")
         + "".join(f"\n  because     {reason}" for reason in st["reasons"]),
         f"pending:      {', '.join(st['pending']) or 'none'}",
