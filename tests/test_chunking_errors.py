@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
 from tree_sitter import Node
 
-from lamina.chunking import Chunk, chunk_file
+from lamina.chunking import Chunk, chunk_file, chunker
 from lamina.chunking.chunker import _end_row, _mostly_unparsed, _parser
 
 
@@ -98,6 +99,9 @@ def test_functions_before_and_inside_a_split_header_error_are_symbols() -> None:
         ("umain", "function", 22, 22),  # a loose header: its body is main's, whose own header follows
         ("main", "function", 24, 41),
     ]
+    # The first `#ifdef` branches parse without error, but would name main's body `umain` only: not used.
+    first = chunker._first_branches(SPLIT_MAIN.decode())
+    assert first is not None and not c_root(first.encode()).has_error
     module = next(c for c in chunks if c.symbol == "<module>")
     assert "#ifdef WIN32" in module.text and "int umain(int argc, char* argv[]);" in module.text
     assert "#else" in module.text and "int main" not in module.text
@@ -218,8 +222,20 @@ ROOT_ERROR = source(
 )
 
 
-def test_symbols_under_a_root_error_node_are_symbols() -> None:
+def test_symbols_under_a_root_error_node_are_symbols(monkeypatch: pytest.MonkeyPatch) -> None:
     assert c_root(ROOT_ERROR).type == "ERROR"
+    # The file's first `#if` branches parse without error and name the same functions, so they are used
+    # (test_chunking_conditionals.py): `cmp` starts at its first (K&R) header, the `#else` one is inside it.
+    chunks = chunk_file("src/dtoa.c", ROOT_ERROR)
+    assert named(chunks) == [
+        ("Bigint", "struct", 7, 11),
+        ("Balloc", "function", 13, 21),
+        ("lo0bits", "function", 23, 36),
+        ("cmp", "function", 39, 44),
+    ]
+    assert_sane(chunks, ROOT_ERROR)
+    # The whole file's parse alone (no first-branch parse) finds them inside the ERROR node.
+    monkeypatch.setattr(chunker, "_first_branches", lambda text: None)
     chunks = chunk_file("src/dtoa.c", ROOT_ERROR)
     assert named(chunks) == [
         ("Bigint", "struct", 7, 11),

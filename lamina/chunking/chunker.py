@@ -7,8 +7,8 @@ class still matches the names of its methods. Lines outside every top-level symb
 module docstring, `if __name__ …`) form the "<module>" chunk. A chunk longer than CHUNK_MAX_LINES lines
 or CHUNK_MAX_CHARS characters is split into overlapping windows (part 0, 1, …). Markdown, TOML and YAML
 become sections; any other text, minified code, and code that is mostly parse errors with no symbol
-in them, becomes line windows ("<file>"); symbols inside parse errors are still symbols. docs/chunking.md
-has the full rules.
+in them, becomes line windows ("<file>"); symbols inside parse errors are still symbols, and C, C++ and C#
+with parse errors may be read through the first branch of each `#if`. docs/chunking.md has the full rules.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ from lamina.constants import (
     CHUNK_MAX_CHARS,
     CHUNK_MAX_LINES,
     CHUNK_WINDOW_OVERLAP,
+    DECLARATION_MIN_LINES,
     MINIFIED_AVG_LINE_CHARS,
     PARSE_ERROR_MAX_FRACTION,
     SYMBOL_SEARCH_DEPTH,
@@ -51,7 +53,7 @@ class Chunk:
     path: str
     language: str
     symbol: str  # "RefundService.issue"; "<module>" for top-level code; "Install > Linux" for a heading
-    kind: str  # function method class struct enum interface trait impl | module | section
+    kind: str  # function method class struct enum interface trait impl variable | module | section
     start_line: int  # 1-based, inclusive
     end_line: int  # 1-based, inclusive
     text: str
@@ -80,6 +82,16 @@ _OPAQUE = frozenset(
     }
 )
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+# JS/TS `const`/`let`/`var`, and what a declared value may be wrapped in (`{…} as const`, `x satisfies T`).
+_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+_VALUE_WRAPPERS = frozenset(
+    {"as_expression", "satisfies_expression", "non_null_expression", "parenthesized_expression"}
+)
+_DECLARED_FUNCTION_VALUE = SymbolRule("function", FUNCTION)  # `const f = () => …`, anywhere searched
+# A long top-level declaration of a call, `new`, object or class expression (_declared): members searched.
+_DECLARED_CLASS = SymbolRule("class", CONTAINER)
+_DECLARED_FUNCTION = SymbolRule("function", CONTAINER)  # `$constructor("X", (inst, def) => {…})`
+_DECLARED_VARIABLE = SymbolRule("variable", CONTAINER)
 # Declarations that are symbols only with a body (Java/C#/Go/TS abstract, interface or extern ones).
 _BODY_REQUIRED = frozenset(
     {"method_declaration", "constructor_declaration", "destructor_declaration", "function_declaration"}
@@ -113,6 +125,9 @@ _C_TYPE_PARTS = frozenset(
         "explicit_function_specifier",
     }
 )
+# Conditional-compilation directives of C, C++ and C#, and the grammars that have them.
+_CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
+_PREPROCESSED = frozenset({"c", "cpp", "csharp"})
 _GENERIC_ARGS = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")
 
@@ -147,7 +162,7 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
     grammar = code.grammar if code else language
     root = _parser(grammar).parse(text.encode("utf-8")).root_node
     if code is not None:
-        return _code_chunks(path, language, code, root, lines)
+        return _code_chunks(path, language, code, root, lines, text)
     if _mostly_unparsed(root, len(lines)):
         return None
     if language in SECTION_LANGUAGES:
@@ -208,15 +223,18 @@ def _clean_name(raw: str) -> str:
 
 
 def _code_chunks(
-    path: str, language: str, code: CodeLanguage, root: Node, lines: list[str]
+    path: str, language: str, code: CodeLanguage, root: Node, lines: list[str], text: str
 ) -> list[Chunk] | None:
     """Symbol chunks and the <module> chunk, or None (line windows) for a mostly unparsed file with no symbol.
 
     Symbols are searched for inside ERROR nodes too (a C `#ifdef` that splits a function header or an
     unclosed `extern "C" {` can make one ERROR of the rest of the file, with whole function definitions
-    inside it); whatever no symbol covers, error or not, is <module> code.
+    inside it); whatever no symbol covers, error or not, is <module> code. A C, C++ or C# file with parse
+    errors may be read through the first branch of each `#if` instead (_first_branch_parse).
     """
     symbols = _find_symbols(root, code, (), False, lines, 0)
+    if root.has_error and code.grammar in _PREPROCESSED:
+        root, symbols = _first_branch_parse(code, text, lines, root, symbols)
     if not symbols and _mostly_unparsed(root, len(lines)):
         return None
     chunks: list[Chunk] = []
@@ -225,6 +243,94 @@ def _code_chunks(
     chunks.extend(_window_chunks(path, language, MODULE_SYMBOL, "module", module_rows, lines))
     _emit_symbols(path, language, symbols, lines, chunks)
     return chunks
+
+
+def _first_branch_parse(
+    code: CodeLanguage, text: str, lines: list[str], root: Node, symbols: list[_Symbol]
+) -> tuple[Node, list[_Symbol]]:
+    """C, C++, C#: the parse of the file's first `#if` branches, when it reads the file better than the whole.
+
+    Branches of one `#if … #elif … #else … #endif` group are alternatives that need not be complete
+    syntax each (`#if X } else { #endif`, one body under two headers), which the grammars cannot place. The
+    second parse sees only the code of each group's first branch (_first_branches). It is taken when it has
+    fewer lines in errors and names every function and method the first parse named, as many times (by
+    unqualified name: `main` under `#else` must not give way to `umain` under `#ifdef WIN32`, nor an `#else`
+    copy of a function disappear). Chunks keep the file's lines.
+    """
+    blanked = _first_branches(text)
+    if blanked is None:
+        return root, symbols
+    other = _parser(code.grammar).parse(blanked.encode("utf-8")).root_node
+    if _error_rows(other) >= _error_rows(root):
+        return root, symbols
+    found = _find_symbols(other, code, (), False, lines, 0)
+    if not _function_names(symbols) <= _function_names(found):
+        return root, symbols
+    return other, found
+
+
+def _first_branches(text: str) -> str | None:
+    """The text with every conditional directive line and each `#elif`/`#else` branch's lines made empty.
+
+    Line numbers stay those of the file. `#if 0` is a group like any other (its first branch is kept).
+    None when there is no directive or they do not balance (an `#endif` with no `#if`, an `#if` never
+    closed: a directive inside a comment or string, say).
+    """
+    lines = text.split("\n")
+    outer: list[bool] = []  # per open group: whether the code around it is left out
+    skipping = False  # the current line is left out (a later branch, or inside one)
+    row, changed = 0, False
+    while row < len(lines):
+        match = _CONDITIONAL.match(lines[row])
+        if match is None:
+            if skipping:
+                lines[row], changed = "", True
+            row += 1
+            continue
+        word = match.group(1)
+        if word.startswith("if"):
+            outer.append(skipping)
+        elif not outer:
+            return None
+        elif word == "endif":
+            skipping = outer.pop()
+        else:  # elif, else: the group's first branch is over
+            skipping = True
+        while True:  # the directive and its continuation lines
+            continued = lines[row].rstrip().endswith("\\")
+            lines[row], changed, row = "", True, row + 1
+            if not continued or row >= len(lines):
+                break
+    if outer or not changed:
+        return None
+    return "\n".join(lines)
+
+
+def _error_rows(root: Node) -> int:
+    """How many rows hold part of an ERROR node, a MISSING token, or a node with an error none of its
+    children has (a `#pragma` line with a hidden error)."""
+    if not root.has_error:
+        return 0
+    rows: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        inner = [child for child in node.children if child.has_error]
+        if node.type == "ERROR" or node.is_missing or not inner:
+            rows.update(range(node.start_point.row, _end_row(node) + 1))
+        else:
+            stack.extend(inner)
+    return len(rows)
+
+
+def _function_names(symbols: Iterable[_Symbol]) -> Counter[str]:
+    """How many functions and methods of each unqualified name."""
+    names: Counter[str] = Counter()
+    for sym in symbols:
+        if sym.kind in ("function", "method"):
+            names[sym.name.rsplit(".", 1)[-1]] += 1
+        names += _function_names(sym.members)
+    return names
 
 
 def _emit_symbols(
@@ -288,7 +394,18 @@ def _visit(
 def _make_symbol(
     node: Node, rule: SymbolRule, code: CodeLanguage, scope: tuple[str, ...], in_type: bool, lines: list[str]
 ) -> _Symbol | None:
-    named = _symbol_name(node, code)
+    body = node.child_by_field_name("body") or node
+    named: tuple[str, int, str | None] | None
+    if node.type in _DECLARATIONS:
+        declared = _declared(node, code)
+        if declared is None:
+            return None
+        name_node, rule, body = declared
+        named = (_clean_name(_text(name_node)), name_node.start_point.row, None)
+        if not named[0]:
+            return None
+    else:
+        named = _symbol_name(node, code)
     if named is None:
         return None
     local, head, kind = named[0], named[1], named[2] or rule.kind
@@ -301,7 +418,6 @@ def _make_symbol(
     start = _leading_start(outer, code, lines)
     members: tuple[_Symbol, ...] = ()
     if rule.role == CONTAINER:
-        body = node.child_by_field_name("body") or node
         members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
     end = min(_end_row(outer), len(lines) - 1)
     return _Symbol(name=qualified, kind=kind, start=start, end=end, head=head, members=members)
@@ -402,16 +518,7 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
     t = node.type
     if t in _BODY_REQUIRED and node.child_by_field_name("body") is None:
         return None  # an abstract or interface method: a line of its type's chunk, not a chunk
-    if t in ("lexical_declaration", "variable_declaration"):
-        name_node = next(
-            (
-                d.child_by_field_name("name")
-                for d in node.named_children
-                if d.type == "variable_declarator" and _is_function_value(d.child_by_field_name("value"))
-            ),
-            None,
-        )
-    elif t in ("field_definition", "public_field_definition"):
+    if t in ("field_definition", "public_field_definition"):
         if not _is_function_value(node.child_by_field_name("value")):
             return None
         name_node = node.child_by_field_name("property") or node.child_by_field_name("name")
@@ -452,6 +559,68 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
 
 def _is_function_value(value: Node | None) -> bool:
     return value is not None and value.type in _FUNCTION_VALUES
+
+
+def _declared(node: Node, code: CodeLanguage) -> tuple[Node, SymbolRule, Node] | None:
+    """What a JS/TS `const`/`let`/`var` declaration is a symbol as: (name, rule, node holding its members).
+
+    Its first declarator holding a function (`const f = () => …`) makes it a function, wherever the search
+    finds it. At the top level of a file or namespace, a declarator (an identifier, not a destructuring)
+    of DECLARATION_MIN_LINES lines or more makes it a symbol too when it holds a call or `new` (a function
+    when the callee or an argument is a function or its declared type is a function type, else a
+    variable), an object literal (a variable) or a class expression (a class); what the search finds
+    inside (object methods, class members) are its members.
+    """
+    declarators = [d for d in node.named_children if d.type == "variable_declarator"]
+    for d in declarators:
+        name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+        if name is not None and value is not None and _is_function_value(value):
+            return name, _DECLARED_FUNCTION_VALUE, value
+    if not _at_top_level(node, code):
+        return None
+    for d in declarators:
+        name, value = d.child_by_field_name("name"), _unwrapped(d.child_by_field_name("value"))
+        if name is None or name.type != "identifier" or value is None:
+            continue
+        if _end_row(d) - d.start_point.row + 1 < DECLARATION_MIN_LINES:
+            continue
+        if value.type == "class":
+            return name, _DECLARED_CLASS, value.child_by_field_name("body") or value
+        if value.type in ("call_expression", "new_expression"):
+            arguments = value.child_by_field_name("arguments")
+            parts = [
+                _unwrapped(value.child_by_field_name("function") or value.child_by_field_name("constructor"))
+            ]
+            parts += arguments.named_children if arguments is not None else []
+            typed = d.child_by_field_name("type")  # `: (s: T) => T`
+            calls_back = any(_is_function_value(part) for part in parts) or (
+                typed is not None and any(t.type == "function_type" for t in typed.named_children)
+            )
+            return name, _DECLARED_FUNCTION if calls_back else _DECLARED_VARIABLE, value
+        if value.type == "object":
+            return name, _DECLARED_VARIABLE, value
+    return None
+
+
+def _unwrapped(value: Node | None) -> Node | None:
+    """The expression inside `(…)`, `… as T`, `… satisfies T`, `…!`."""
+    while value is not None and value.type in _VALUE_WRAPPERS:
+        value = value.named_children[0] if value.named_children else None
+    return value
+
+
+def _at_top_level(node: Node, code: CodeLanguage) -> bool:
+    """A statement of the file, or of a namespace's body, `export` or not."""
+    parent = node.parent
+    if parent is not None and parent.type in code.wrappers:
+        parent = parent.parent
+    if parent is None or parent.type == "program":
+        return parent is not None
+    return (
+        parent.type == "statement_block"
+        and parent.parent is not None
+        and parent.parent.type in code.namespaces
+    )
 
 
 def _c_declarator_name(node: Node) -> Node | None:

@@ -20,7 +20,7 @@ LEAF = "leaf"
 
 @dataclass(frozen=True)
 class SymbolRule:
-    kind: str  # Chunk.kind: function, class, struct, enum, interface, trait, impl (methods decided by scope)
+    kind: str  # Chunk.kind: function class struct enum interface trait impl variable (methods by scope)
     role: str  # FUNCTION | CONTAINER | LEAF
 
 
@@ -45,7 +45,8 @@ _JS_SYMBOLS = {
     "generator_function_declaration": _F,
     "method_definition": _F,
     "class_declaration": _CLASS,
-    # `const f = () => …` and class fields holding arrow functions are functions too (checked by value).
+    # `const f = () => …` and class fields holding arrow functions are functions too (checked by value);
+    # a long top-level `const x = f(…)`, `{…}` or `class {…}` is a function, variable or class (chunker._declared).
     "lexical_declaration": _F,
     "variable_declaration": _F,
     "field_definition": _F,

@@ -1,0 +1,130 @@
+"""JS/TS `const`/`let`/`var` declarations that are symbols although their value is not a function.
+
+Most of zod v4's implementation is `export const $ZodString = core.$constructor("$ZodString", (inst, def)
+=> {…})`, and config-style code is `export const config = {…}`: a top-level declaration of a call, `new`,
+object or class expression of DECLARATION_MIN_LINES lines or more is a symbol named after its variable;
+one-line constants stay module code.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from lamina.chunking import Chunk, chunk_file
+from lamina.constants import DECLARATION_MIN_LINES
+
+
+def source(text: str) -> bytes:
+    return textwrap.dedent(text).lstrip("\n").encode()
+
+
+def named(chunks: list[Chunk]) -> list[tuple[str, str, int, int]]:
+    return [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if not c.symbol.startswith("<")]
+
+
+SCHEMAS = source(
+    """
+    import * as core from "./core";
+
+    export const MAX_DEPTH = 3;
+    export const idnEmail = unicodeEmail;
+
+    /** The string schema. */
+    export const $ZodString = /*@__PURE__*/ core.$constructor("$ZodString", (inst, def) => {
+      core.$ZodType.init(inst, def);
+      inst._zod.pattern = def.pattern;
+    });
+
+    export const parse: <T extends core.$ZodType>(
+      schema: T,
+      value: unknown
+    ) => core.output<T> = /*@__PURE__*/ core._parse(core.$ZodRealError);
+
+    export const defaults = {
+      depth: 3,
+      strict: false,
+    } as const;
+
+    export const api = createApi({
+      base: "/v1",
+      get(path: string) {
+        return fetch(path);
+      },
+    });
+
+    const Base = class extends Model {
+      save() {
+        return 1;
+      }
+    };
+
+    namespace Checks {
+      export const email = check(
+        "email",
+        isEmail,
+      );
+    }
+
+    if (process.env.DEBUG) {
+      const verbose = createLogger({
+        level: "debug",
+      });
+    }
+    """
+)
+
+
+def test_top_level_calls_objects_and_class_expressions_are_symbols() -> None:
+    chunks = chunk_file("src/schemas.ts", SCHEMAS)
+    assert named(chunks) == [
+        ("$ZodString", "function", 6, 10),  # a function argument; its doc comment and `export` included
+        ("parse", "function", 12, 15),  # declared with a function type
+        ("defaults", "variable", 17, 20),  # `{…} as const`
+        ("api", "variable", 22, 27),
+        ("api.get", "method", 24, 26),  # an object's method is a member, qualified by the variable
+        ("Base", "class", 29, 33),
+        ("Base.save", "method", 30, 32),
+        ("Checks.email", "variable", 36, 39),  # a namespace's top level; qualified by it
+    ]
+    module = next(c for c in chunks if c.symbol == "<module>")
+    # One-line constants and a declaration inside a block stay module code.
+    assert "export const MAX_DEPTH = 3;" in module.text and "export const idnEmail" in module.text
+    assert "const verbose = createLogger({" in module.text
+    api = next(c for c in chunks if c.symbol == "api")
+    assert "get(path: string) {" in api.text and "return fetch(path);" not in api.text
+
+
+def test_short_declarations_and_destructuring_stay_module_code() -> None:
+    assert DECLARATION_MIN_LINES == 3
+    data = source(
+        """
+        var express = require("../")
+          , request = require("supertest")
+          , assert = require("assert");
+
+        const {
+          join,
+          resolve,
+        } = require("path");
+
+        const limits = { max: 3,
+          min: 1 };
+
+        const app = express({
+          strict: true,
+        });
+        """
+    )
+    # Three require lines are three one-line declarators; a destructuring names no one symbol.
+    assert named(chunk_file("test/app.js", data)) == [("app", "variable", 13, 15)]
+
+
+def test_a_call_whose_callee_is_a_function_is_a_function() -> None:
+    data = source(
+        """
+        const getUser = ((cache) => async (sha) => {
+          return cache[sha];
+        })({});
+        """
+    )
+    assert named(chunk_file("bin/users.js", data)) == [("getUser", "function", 1, 3)]
