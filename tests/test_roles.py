@@ -61,10 +61,10 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("Src/Newtonsoft.Json.Tests/TestObjects/Person.cs", "test"),  # a .NET test project's folder
         ("src/Shop.UnitTests/Refunds.cs", "test"),
         ("Src/Newtonsoft.Json/JsonTextReader.cs", "code"),
-        ("Build/build.ps1", "config"),  # tracked build scripts, not build output
-        ("vitest.config.ts", "config"),
-        ("packages/zod/rollup.config.js", "config"),
-        ("karma.conf.js", "config"),
+        ("Build/build.ps1", "code"),  # tracked build scripts, not build output: "fix build signing"
+        ("Build/version.json", "config"),
+        # JS tool settings are programs a task may ask to change ("adjust the rollup config"): code
+        ("packages/zod/rollup.config.js", "code"),
         ("src/app.config.service.ts", "code"),
         ("src/__mocks__/client.ts", "test"),
         ("src/parse.bench.ts", "test"),

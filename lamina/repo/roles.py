@@ -80,9 +80,10 @@ DATA_DIRS = frozenset(
 DOCS_DIRS = frozenset(
     "docs doc documentation examples example samples sample man changelog.d changes".split()
 )
-# build/: tracked files there are build scripts and settings (build output is gitignored, and [index]'s
-# default excludes skip a lowercase build/ anyway); Newtonsoft.Json keeps its signing scripts in Build/.
-CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci build".split())
+# build/ is neither: tracked files there are build scripts (code by their suffix: a task "fix build signing"
+# means Build/sign.ps1) and settings (config by theirs); build output is gitignored, and [index]'s default
+# excludes skip a lowercase build/ anyway. Newtonsoft.Json keeps its signing scripts in Build/.
+CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
 GENERATED_DIRS = frozenset("node_modules vendor third_party dist out target __generated__ gen".split())
 # .NET and Java test projects: Newtonsoft.Json.Tests/, Foo.UnitTests/, Bar.IntegrationTests/ (a folder named
 # after the project it tests, with a suffix), where only some files are named *Tests.cs.
@@ -114,12 +115,6 @@ class RoleRules:
         return (tuple(sorted((r, tuple(g)) for r, g in self.overrides.items())), self.graph)
 
 
-# JavaScript tool settings written as code: vite.config.ts, jest.config.js, rollup.config.mjs, karma.conf.js.
-CONFIG_SCRIPT_NAMES = re.compile(
-    r"^[\w.-]+\.(config|conf)\.[cm]?[jt]s$|^(gruntfile|gulpfile)\.[cm]?[jt]s$", re.I
-)
-
-
 def conventional_role(path: str) -> str:
     """The role of a repository-relative posix path by folder and file-name conventions alone."""
     pure = PurePosixPath(path)
@@ -131,7 +126,7 @@ def conventional_role(path: str) -> str:
         return GENERATED
     if any(f in DATA_DIRS for f in folders):
         return DATA
-    if lower in CONFIG_NAMES or CONFIG_SCRIPT_NAMES.match(name) or any(f in CONFIG_DIRS for f in folders):
+    if lower in CONFIG_NAMES or any(f in CONFIG_DIRS for f in folders):
         return CONFIG
     code_like = suffix in CODE_SUFFIXES
     test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
