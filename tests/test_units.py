@@ -559,3 +559,14 @@ def test_differing_files_says_what_happened_to_each_path() -> None:
         "c.py (gone)",
         "d.py (new)",
     ]
+
+
+def test_an_eta_follows_the_recent_rate_not_the_average_since_the_start() -> None:
+    from lamina.index.progress import recent_rate
+
+    # 100/s for 20 s, then 20/s: the last 20 s say 20/s, the average since the start 60/s
+    samples = [(0.0, 0), (10.0, 1000), (20.0, 2000), (30.0, 2200), (40.0, 2400)]
+    assert recent_rate(samples, window=20.0) == 20.0
+    assert recent_rate(samples[:3], window=20.0) == 100.0  # younger than the window: since the start
+    assert recent_rate(samples, window=1000.0) == 60.0
+    assert recent_rate([(5.0, 10)]) == 0.0 and recent_rate([(5.0, 10), (5.0, 10)]) == 0.0

@@ -11,9 +11,30 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections import deque
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 PLAIN_INTERVAL_SECONDS = 5.0
+# The rate an ETA divides by: the progress over about the last RATE_WINDOW_SECONDS. Embedding slows when another
+# process takes a core or the chunks get longer; the average since the start then promised 58 s for a build
+# that took 117 more (a new-user run on Newtonsoft.Json), while a recent window follows the change.
+RATE_WINDOW_SECONDS = 20.0
+
+
+def recent_rate(samples: Sequence[tuple[float, int]], window: float = RATE_WINDOW_SECONDS) -> float:
+    """Units per second over the newest `window` seconds of (time, done) samples (oldest first): from the
+    newest sample at least `window` old — or the oldest there is — to the newest. 0 without two samples."""
+    if len(samples) < 2:
+        return 0.0
+    now, done = samples[-1]
+    start = samples[0]
+    for sample in reversed(samples[:-1]):
+        start = sample
+        if now - sample[0] >= window:
+            break
+    elapsed = now - start[0]
+    return (done - start[1]) / elapsed if elapsed > 0 else 0.0
 
 
 def build_summary(stats: dict[str, Any] | None) -> str:
@@ -57,6 +78,7 @@ class Progress:
         self.done = 0
         self.started = time.monotonic()
         self.last_print = 0.0
+        self.samples: deque[tuple[float, int]] = deque(maxlen=4096)  # (time, done) of this phase
 
     def check(self) -> None:
         if self.cancelled is not None and self.cancelled.is_set():
@@ -68,17 +90,22 @@ class Progress:
         self.phase, self.total, self.done = phase, total, 0
         self.started = time.monotonic()
         self.last_print = 0.0
+        self.samples.clear()
+        self.samples.append((self.started, 0))
         if total:
             self._print(force=True)
 
     def advance(self, n: int = 1) -> None:
         self.check()
         self.done += n
+        now = time.monotonic()
+        if not self.samples or now - self.samples[-1][0] >= 0.5:  # a sample per half second is plenty
+            self.samples.append((now, self.done))
         self._print()
 
     def line(self) -> str:
-        elapsed = max(1e-9, time.monotonic() - self.started)
-        rate = self.done / elapsed
+        now = time.monotonic()
+        rate = recent_rate([*self.samples, (now, self.done)])
         eta = (self.total - self.done) / rate if rate > 0 and self.total else 0.0
         return f"{self.phase}: {self.done}/{self.total} ({rate:.0f}/s, ETA {eta:.0f} s)"
 
