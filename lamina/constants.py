@@ -51,12 +51,14 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         " config no task could find them (held out, axios's 'adjust rollup config' lost its only file)",
     ),
 )
-CHUNKER_VERSION = 5  # part of every chunk cache key: bump when chunk boundaries change (5: a C/C++/C# file
-# with parse errors is read through the first branch of each `#if` group when that reads it better; a top-level
-# JS/TS `const x = f(…)`, `{…}` or `class {…}` of DECLARATION_MIN_LINES lines is a symbol. 4: symbols inside
-# parse errors — C functions, structs and enums in an ERROR node and C function headers whose body the parser
-# left open — rather than line windows for the whole file; `.ru` is Ruby. 2 was the reverted dense windows, 3
-# session 13's uncommitted prose versions: a reverted change's versions are never reused)
+CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,
+# indexer, event with accessors, operator or conversion operator with code, DECLARATION_MIN_LINES lines or more
+# from its name, is a symbol; its class chunk keeps only its first line. 5: a C/C++/C# file with parse errors is
+# read through the first branch of each `#if` group when that reads it better; a top-level JS/TS `const x =
+# f(…)`, `{…}` or `class {…}` of DECLARATION_MIN_LINES lines is a symbol. 4: symbols inside parse errors — C
+# functions, structs and enums in an ERROR node and C function headers whose body the parser left open —
+# rather than line windows for the whole file; `.ru` is Ruby. 2 was the reverted dense windows, 3 session 13's
+# uncommitted prose versions: a reverted change's versions are never reused)
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5
 
@@ -211,7 +213,9 @@ CHUNK_MAX_CHARS = 8192  # a chunk's text never exceeds this; a longer single lin
 MINIFIED_AVG_LINE_CHARS = 300  # mean line length above this = minified/bundled: line windows, no symbols
 PARSE_ERROR_MAX_FRACTION = 0.5  # more lines than this in top-level ERROR nodes, and no symbol → line windows
 SYMBOL_SEARCH_DEPTH = 4  # non-symbol syntax levels searched for nested declarations (if/export/template)
-DECLARATION_MIN_LINES = 3  # a top-level JS/TS `const x = f(…)`, `{…}`, `class {…}` this long is a symbol
+# A top-level JS/TS `const x = f(…)`, `{…}`, `class {…}` this long is a symbol; so is a C# property, indexer,
+# event with accessors or operator with code this long from its name (shorter ones are whole in their class chunk).
+DECLARATION_MIN_LINES = 3
 # Selection outcome thresholds (see docs/ranking.md; calibrated by bench/quality.py on the calibration split).
 # new_workflow_required when the best active root has cosine < DENSE_MIN_COSINE and lexical coverage
 # (share of the task's distinct terms found in the root's document) < LEXICAL_MIN_COVERAGE.

@@ -91,6 +91,7 @@ def test_methods_after_an_else_if_under_if_stay_in_their_class() -> None:
     chunks = chunk_file("Src/Wrapper.cs", ELSE_IF_BRANCH)
     assert named(chunks) == [
         ("Shop.Collections.Wrapper", "class", 3, 48),
+        ("Shop.Collections.Wrapper.this[]", "property", 5, 24),  # an indexer with code, 3+ lines
         ("Shop.Collections.Wrapper.CopyTo", "method", 26, 42),
         ("Shop.Collections.Wrapper.Clear", "method", 44, 47),
     ]

@@ -53,7 +53,7 @@ class Chunk:
     path: str
     language: str
     symbol: str  # "RefundService.issue"; "<module>" for top-level code; "Install > Linux" for a heading
-    kind: str  # function method class struct enum interface trait impl variable | module | section
+    kind: str  # function method class struct enum interface trait impl variable property | module | section
     start_line: int  # 1-based, inclusive
     end_line: int  # 1-based, inclusive
     text: str
@@ -96,6 +96,9 @@ _DECLARED_VARIABLE = SymbolRule("variable", CONTAINER)
 _BODY_REQUIRED = frozenset(
     {"method_declaration", "constructor_declaration", "destructor_declaration", "function_declaration"}
 )
+# C# members that are symbols only with code and DECLARATION_MIN_LINES lines from their name (_csharp_member).
+_CSHARP_ACCESSOR_MEMBERS = frozenset({"property_declaration", "indexer_declaration", "event_declaration"})
+_CSHARP_OPERATORS = frozenset({"operator_declaration", "conversion_operator_declaration"})
 _C_NAME_TYPES = frozenset(
     {"identifier", "field_identifier", "qualified_identifier", "destructor_name", "operator_name"}
 )
@@ -518,6 +521,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
     t = node.type
     if t in _BODY_REQUIRED and node.child_by_field_name("body") is None:
         return None  # an abstract or interface method: a line of its type's chunk, not a chunk
+    if t in _CSHARP_ACCESSOR_MEMBERS or t in _CSHARP_OPERATORS:
+        return _csharp_member(node)
     if t in ("field_definition", "public_field_definition"):
         if not _is_function_value(node.child_by_field_name("value")):
             return None
@@ -555,6 +560,50 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         if receiver is not None:
             name = f"{_text(receiver)}.{name}"
     return name, name_node.start_point.row, kind
+
+
+def _csharp_member(node: Node) -> tuple[str, int, str | None] | None:
+    """A C# property, indexer, event with accessors, operator or conversion operator, as a symbol.
+
+    (name, row of the name, None), or None when it stays lines of its type's chunk: it has no code (an
+    auto-property `{ get; set; }`, an abstract or interface member, an initializer only, as a field), or
+    fewer than DECLARATION_MIN_LINES lines from its name to its end (attribute lines above do not count):
+    one-line and two-line members are whole in the class chunk already, as its outline. Names: `MaxDepth`,
+    `this[]` (an indexer), `operator==`, `operator true`, `explicit operator DateTime` (the target type
+    without namespace or generic arguments).
+    """
+    t = node.type
+    name_node: Node | None
+    if t in _CSHARP_OPERATORS:
+        if node.child_by_field_name("body") is None:
+            return None
+        name_node = next((c for c in node.children if c.type == "operator"), None)
+        if t == "operator_declaration":
+            symbol = _text(node.child_by_field_name("operator")).strip()
+            name = f"operator {symbol}" if symbol.isalpha() else f"operator{symbol}"
+        else:
+            direction = next((c.type for c in node.children if c.type in ("implicit", "explicit")), "")
+            target = _clean_name(_text(node.child_by_field_name("type"))).rsplit(".", 1)[-1]
+            name = f"{direction} operator {target}".strip() if target else ""
+    else:
+        accessors = node.child_by_field_name("accessors")
+        has_code = any(c.type == "arrow_expression_clause" for c in node.children) or any(
+            a.type == "accessor_declaration" and a.child_by_field_name("body") is not None
+            for a in (accessors.named_children if accessors is not None else ())
+        )
+        if not has_code:
+            return None
+        if t == "indexer_declaration":
+            name_node = next((c for c in node.children if c.type == "this"), None)
+            name = "this[]"
+        else:
+            name_node = node.child_by_field_name("name")
+            name = _clean_name(_text(name_node))
+    if name_node is None or not name:
+        return None
+    if _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
+        return None
+    return name, name_node.start_point.row, None
 
 
 def _is_function_value(value: Node | None) -> bool:

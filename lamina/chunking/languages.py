@@ -20,7 +20,7 @@ LEAF = "leaf"
 
 @dataclass(frozen=True)
 class SymbolRule:
-    kind: str  # Chunk.kind: function class struct enum interface trait impl variable (methods by scope)
+    kind: str  # Chunk.kind: function class struct enum interface trait impl variable property (methods by scope)
     role: str  # FUNCTION | CONTAINER | LEAF
 
 
@@ -39,6 +39,7 @@ _CLASS = SymbolRule("class", CONTAINER)
 _STRUCT = SymbolRule("struct", CONTAINER)
 _INTERFACE = SymbolRule("interface", CONTAINER)
 _ENUM_LEAF = SymbolRule("enum", LEAF)
+_PROPERTY = SymbolRule("property", LEAF)
 
 _JS_SYMBOLS = {
     "function_declaration": _F,
@@ -150,6 +151,13 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
             "method_declaration": _F,
             "constructor_declaration": _F,
             "destructor_declaration": _F,
+            # Properties, indexers, events with accessors (property) and operators, conversions (method):
+            # only with code, and DECLARATION_MIN_LINES lines or more from their name (chunker._csharp_member).
+            "property_declaration": _PROPERTY,
+            "indexer_declaration": _PROPERTY,
+            "event_declaration": _PROPERTY,
+            "operator_declaration": _F,
+            "conversion_operator_declaration": _F,
         },
         namespaces=frozenset({"namespace_declaration", "file_scoped_namespace_declaration"}),
     ),
