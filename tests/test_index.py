@@ -657,6 +657,35 @@ def test_search_lists_at_most_limit_entries_and_refuses_a_bad_limit(repo: Path) 
         assert refused.returncode == 2 and "--limit" in refused.stderr and "1 to 10" in refused.stderr
 
 
+def test_files_accepted_under_an_older_schema_are_judged_again(repo: Path) -> None:
+    """A build takes a file whose content it accepted last time without reading it again — unless that
+    selection ran under another retrieval schema: the rules may have changed (schema 13 made bison's output
+    generated), so each file is read and judged anew."""
+    from lamina.constants import RETRIEVAL_SCHEMA_VERSION
+    from lamina.index.worker import shard_of
+    from tests.helpers import commit
+
+    prepare(repo)
+    st = status(repo)
+    build = Path(st["data_dir"]) / "builds" / st["identity"]["key"]
+    generated = "/* A Bison parser, made by GNU Bison 3.8.2.  */\nint yyparse(void) { return 0; }\n"
+    commit(repo, {"src/parser.c": generated}, "the generated parser")  # tracked: git knows its blob
+    blob = git(repo, "rev-parse", "HEAD:src/parser.c").strip()
+    # what an older Lamina, without that marker, left: the file accepted, under the schema before
+    listing = build / "files" / f"{shard_of('src/parser.c'):02d}.tsv"
+    listing.write_text(listing.read_text() + f"src/parser.c\t{blob}\t{len(generated)}\tcode\n")
+    manifest = json.loads((build / "manifest.json").read_text())
+    (build / "manifest.json").write_text(
+        json.dumps({**manifest, "schema_version": RETRIEVAL_SCHEMA_VERSION - 1})
+    )
+    run_lamina("graphd", "stop", cwd=repo)  # a new Lamina's graphd remembers no selection of the old one
+    prepare(repo)
+    listed = "".join(f.read_text() for f in (build / "files").glob("*.tsv"))
+    assert "src/parser.c" not in listed
+    files = json.loads(run_lamina("context", "files", "--skipped", "--json", cwd=repo).stdout)
+    assert {"path": "src/parser.c", "reason": "vendored_or_generated"} in files["skipped"]
+
+
 def test_status_says_why_the_index_is_stale(repo: Path) -> None:
     """Each kind of change is named: uncommitted edits (with the paths), HEAD moving, the product graph."""
     from tests.helpers import commit

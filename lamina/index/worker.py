@@ -122,7 +122,12 @@ def workflow_meta(doc: Any) -> str:
 
 
 def _accepted_blobs(ctx: BuildContext) -> dict[str, int]:
-    """Blob id -> size of every file the previous selection of this identity accepted (its shard lists)."""
+    """Blob id -> size of every file the previous selection of this identity accepted (its shard lists), when
+    that selection ran under this retrieval schema. Every change of the selection rules bumps the schema (schema
+    13's generator markers): under another one nothing is known, so each file is read and judged again — else a
+    bison parser.c accepted before its marker existed would stay accepted as long as its content did."""
+    if (read_json(ctx.path("manifest.json")) or {}).get("schema_version") != RETRIEVAL_SCHEMA_VERSION:
+        return {}
     known: dict[str, int] = {}
     for name in shard_names():
         try:
