@@ -91,16 +91,13 @@ def _differing_files(ctx: Any, indexed: dict[str, Any]) -> list[str] | None:
     """The files that differ between the current generation's build and the working tree now, or None when
     this build dir's file lists are not that build's (a later build stopped before activating)."""
     from lamina.index.manifest import differing_files, read_json
+    from lamina.index.worker import listed_files
     from lamina.repo.files import select_files
 
     built = read_json(ctx.path("manifest.json")) or {}
     if built.get("source_revision") != indexed.get("source_revision"):
         return None
-    before: dict[str, str] = {}
-    for listing in sorted(ctx.build_dir.glob("files/*.tsv")):
-        for line in listing.read_text().splitlines():
-            path, blob = line.split("\t")[:2]
-            before[path] = blob
+    before = {path: blob for path, blob, _size in listed_files(ctx)}
     now = {f.path: f.blob for f in select_files(ctx.ws.root, ctx.config).files}
     return differing_files(before, now)
 
@@ -271,8 +268,6 @@ def cmd_files(args: argparse.Namespace) -> int:
     roles = ", ".join(f"{n} {r}" for r, n in listing["roles"].items()) or "none"
     skipped = ", ".join(f"{n} {r}" for r, n in listing["skipped_by_reason"].items() if n) or "none"
     lines.append(f"{sum(listing['roles'].values())} files indexed ({roles}); skipped: {skipped}")
-    if not args.json and not args.skipped:
-        listing.pop("skipped")
     emit(args, listing, "\n".join(lines))
     return 0
 

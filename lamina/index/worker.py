@@ -128,16 +128,21 @@ def _accepted_blobs(ctx: BuildContext) -> dict[str, int]:
     bison parser.c accepted before its marker existed would stay accepted as long as its content did."""
     if (read_json(ctx.path("manifest.json")) or {}).get("schema_version") != RETRIEVAL_SCHEMA_VERSION:
         return {}
-    known: dict[str, int] = {}
+    return {blob: size for _path, blob, size in listed_files(ctx)}
+
+
+def listed_files(ctx: BuildContext) -> list[tuple[str, str, int]]:
+    """(path, blob, size) of every file the last manifest step of this identity selected (its shard lists)."""
+    listed = []
     for name in shard_names():
         try:
             text = ctx.path("files", f"{name}.tsv").read_text()
         except FileNotFoundError:
             continue
         for line in text.splitlines():
-            _path, blob, size, *_role = line.split("\t")
-            known[blob] = int(size)
-    return known
+            path, blob, size, *_role = line.split("\t")
+            listed.append((path, blob, int(size)))
+    return listed
 
 
 # --- step 1: manifest ------------------------------------------------------------------------------

@@ -125,14 +125,19 @@ def _keep(term: str) -> bool:
     )
 
 
-@lru_cache(maxsize=1 << 18)
-def word_terms(word: str) -> tuple[str, ...]:
-    """The terms of one word (as matched by the word pattern): its parts, then the whole identifier."""
+def _word_parts(word: str) -> tuple[list[str], list[str]]:
+    """One word's parts as written and case-folded (the segmentation word_terms and word_term_texts share)."""
     # A separator-free run longer than TOKEN_MAX_CHARS is a hash or an encoded blob: its pieces would
     # be noise ("a1b2…" -> a, 1, b, 2, …), so it is dropped whole.
     segments = [s for s in _JOINERS_RE.split(word) if 0 < len(s) <= TOKEN_MAX_CHARS]
     raw_parts = [part for segment in segments for part in _case_parts(segment)]
-    folded = [part.casefold() for part in raw_parts]
+    return raw_parts, [part.casefold() for part in raw_parts]
+
+
+@lru_cache(maxsize=1 << 18)
+def word_terms(word: str) -> tuple[str, ...]:
+    """The terms of one word (as matched by the word pattern): its parts, then the whole identifier."""
+    _raw, folded = _word_parts(word)
     terms = [stem(part) for part in folded if _keep(part)]
     if len(folded) > 1:
         whole = "".join(folded)
@@ -143,16 +148,13 @@ def word_terms(word: str) -> tuple[str, ...]:
 
 def word_term_texts(word: str) -> tuple[tuple[str, str], ...]:
     """word_terms(word), each with the text it stands for: a part's own letters ("entries" of
-    `from_entries`, "Buffer" of `heap-buffer-overflow`), the whole word for the whole-identifier term. Reasons
+    `from_entries`, "buffer" of `heap-buffer-overflow`), the whole word for the whole-identifier term. Reasons
     quote these, so they never claim a match on a word of which only a part matched."""
-    segments = [s for s in _JOINERS_RE.split(word) if 0 < len(s) <= TOKEN_MAX_CHARS]
-    raw_parts = [part for segment in segments for part in _case_parts(segment)]
-    pairs = [(stem(part.casefold()), part) for part in raw_parts if _keep(part.casefold())]
-    if len(raw_parts) > 1:
-        whole = "".join(part.casefold() for part in raw_parts)
-        if len(whole) <= TOKEN_MAX_CHARS:
-            pairs.append((stem(whole), word))
-    return tuple(pairs)
+    raw_parts, folded = _word_parts(word)
+    texts = [raw for raw, part in zip(raw_parts, folded, strict=True) if _keep(part)]
+    if len(texts) < len(terms := word_terms(word)):  # the whole identifier's term comes last
+        texts.append(word)
+    return tuple(zip(terms, texts, strict=True))
 
 
 def split_words(text: str) -> list[str]:
