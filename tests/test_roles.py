@@ -70,6 +70,25 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("src/parse.bench.ts", "test"),
         ("src/types.test-d.ts", "test"),
         ("test/module/cjs/index.js", "test"),  # esm/ and cjs/ folders are not build output by name
+        # PHP, Kotlin, Swift and Scala (schema 16): guzzle, okio, Alamofire, os-lib
+        ("src/Handler/StreamHandler.php", "code"),
+        ("tests/Handler/StreamHandlerTest.php", "test"),
+        ("lib/ClientTest.php", "test"),  # PHPUnit's name, outside a tests/ folder
+        ("okio/src/commonMain/kotlin/okio/Buffer.kt", "code"),
+        ("okio/src/commonTest/kotlin/okio/BufferTest.kt", "test"),
+        ("okio/src/jvmTest/kotlin/okio/Utf8Jvm.kt", "test"),  # a Kotlin Multiplatform test source set
+        ("app/src/androidUnitTest/kotlin/Foo.kt", "test"),
+        ("app/src/latest/kotlin/Foo.kt", "code"),  # `latest` ends in "test" but is no camelCase source set
+        ("okio/build.gradle.kts", "config"),
+        ("settings.gradle.kts", "config"),
+        ("Source/Core/Session.swift", "code"),
+        ("Tests/SessionTests.swift", "test"),
+        ("Package.swift", "config"),
+        ("Package@swift-6.0.swift", "config"),
+        ("os/src/FileOps.scala", "code"),
+        ("core/src/ParserSuite.scala", "test"),
+        ("build.sbt", "config"),
+        ("build.sc", "config"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

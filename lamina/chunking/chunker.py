@@ -128,9 +128,9 @@ _C_TYPE_PARTS = frozenset(
         "explicit_function_specifier",
     }
 )
-# Conditional-compilation directives of C, C++ and C#, and the grammars that have them.
-_CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b")
-_PREPROCESSED = frozenset({"c", "cpp", "csharp"})
+# Conditional-compilation directives of C, C++, C# and Swift (`#elseif`), and the grammars that have them.
+_CONDITIONAL = re.compile(r"[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|elseif|else|endif)\b")
+_PREPROCESSED = frozenset({"c", "cpp", "csharp", "swift"})
 _GENERIC_ARGS = re.compile(r"<[^<>]*>")
 _SPACE = re.compile(r"\s+")
 
@@ -251,7 +251,7 @@ def _code_chunks(
 def _first_branch_parse(
     code: CodeLanguage, text: str, lines: list[str], root: Node, symbols: list[_Symbol]
 ) -> tuple[Node, list[_Symbol]]:
-    """C, C++, C#: the parse of the file's first `#if` branches, when it reads the file better than the whole.
+    """C, C++, C#, Swift: the parse of the file's first `#if` branches, when it reads the file better than the whole.
 
     Branches of one `#if … #elif … #else … #endif` group are alternatives that need not be complete
     syntax each (`#if X } else { #endif`, one body under two headers), which the grammars cannot place. The
@@ -297,7 +297,7 @@ def _first_branches(text: str) -> str | None:
             return None
         elif word == "endif":
             skipping = outer.pop()
-        else:  # elif, else: the group's first branch is over
+        else:  # elif, elseif, else: the group's first branch is over
             skipping = True
         while True:  # the directive and its continuation lines
             continued = lines[row].rstrip().endswith("\\")
@@ -503,12 +503,17 @@ def _leading_start(outer: Node, code: CodeLanguage, lines: list[str]) -> int:
     """Include the doc comments and attributes directly above a declaration (no blank line between)."""
     start = outer.start_point.row
     prev = outer.prev_named_sibling
-    while (
-        prev is not None
-        and prev.type in code.leading
-        and _end_row(prev) >= start - 1
-        and not lines[prev.start_point.row][: prev.start_point.column].strip()  # not a trailing comment
-    ):
+    while prev is not None:
+        if prev.type not in code.leading and prev.named_children:
+            prev = prev.named_children[
+                -1
+            ]  # Kotlin's grammar ends a package header with the comments below it
+        if not (
+            prev.type in code.leading
+            and _end_row(prev) >= start - 1
+            and not lines[prev.start_point.row][: prev.start_point.column].strip()  # not a trailing comment
+        ):
+            break
         start = prev.start_point.row
         prev = prev.prev_named_sibling
     return start
@@ -519,10 +524,14 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
     kind: str | None = None
     name_node: Node | None
     t = node.type
+    if code.grammar == "kotlin":
+        return _kotlin_symbol(node)
     if t in _BODY_REQUIRED and node.child_by_field_name("body") is None:
         return None  # an abstract or interface method: a line of its type's chunk, not a chunk
-    if t in _CSHARP_ACCESSOR_MEMBERS or t in _CSHARP_OPERATORS:
+    if code.grammar == "csharp" and (t in _CSHARP_ACCESSOR_MEMBERS or t in _CSHARP_OPERATORS):
         return _csharp_member(node)
+    if code.grammar == "swift" and t in ("class_declaration", "property_declaration"):
+        return _swift_symbol(node)
     if t in ("field_definition", "public_field_definition"):
         if not _is_function_value(node.child_by_field_name("value")):
             return None
@@ -600,6 +609,51 @@ def _csharp_member(node: Node) -> tuple[str, int, str | None] | None:
             name_node = node.child_by_field_name("name")
             name = _clean_name(_text(name_node))
     if name_node is None or not name:
+        return None
+    if _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
+        return None
+    return name, name_node.start_point.row, None
+
+
+def _kotlin_symbol(node: Node) -> tuple[str, int, str | None] | None:
+    """A Kotlin class, interface, enum class, object or function with a body (the grammar has no fields).
+
+    The name is the declaration's own identifier child (a function's receiver type is a child of its
+    own); a function without a body (abstract, in an interface) stays a line of its type's chunk.
+    """
+    kinds = {child.type for child in node.children}
+    if node.type == "function_declaration":
+        if "function_body" not in kinds:
+            return None
+        name_node = next((c for c in node.children if c.type == "simple_identifier"), None)
+        kind = None
+    else:
+        name_node = next((c for c in node.children if c.type == "type_identifier"), None)
+        kind = "interface" if "interface" in kinds else "enum" if "enum_class_body" in kinds else None
+    name = _clean_name(_text(name_node))
+    if name_node is None or not name:
+        return None
+    return name, name_node.start_point.row, kind
+
+
+_SWIFT_KINDS = {"class": "class", "actor": "class", "struct": "struct", "enum": "enum", "extension": "impl"}
+
+
+def _swift_symbol(node: Node) -> tuple[str, int, str | None] | None:
+    """A Swift type by its declaration kind (an extension is named by the type it extends, like a Rust
+    impl), or a computed property with code DECLARATION_MIN_LINES lines or more from its name (a stored
+    or one-line property stays a line of its type's chunk)."""
+    name_node = node.child_by_field_name("name")
+    name = _clean_name(_text(name_node))
+    if name_node is None or not name:
+        return None
+    if node.type == "class_declaration":
+        return (
+            name,
+            name_node.start_point.row,
+            _SWIFT_KINDS.get(_text(node.child_by_field_name("declaration_kind"))),
+        )
+    if node.child_by_field_name("computed_value") is None:
         return None
     if _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
         return None

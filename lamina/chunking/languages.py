@@ -167,6 +167,51 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
         namespaces=frozenset({"module"}),
         namespace_members_are_methods=True,
     ),
+    # PHP, Kotlin, Swift and Scala names are not qualified by their namespace or package: like Java's
+    # packages, these mirror the folders (PSR-4, Gradle source sets), which the path already says.
+    "php": CodeLanguage(
+        grammar="php",
+        symbols={
+            "class_declaration": _CLASS,
+            "interface_declaration": _INTERFACE,
+            "trait_declaration": SymbolRule("trait", CONTAINER),
+            "enum_declaration": SymbolRule("enum", CONTAINER),
+            "method_declaration": _F,
+            "function_definition": _F,
+        },
+    ),
+    "kotlin": CodeLanguage(
+        grammar="kotlin",
+        # `interface` and `enum class` are class_declaration too (chunker._kotlin_symbol tells them);
+        # companion objects are searched through, their members qualified by the enclosing class.
+        symbols={"class_declaration": _CLASS, "object_declaration": _CLASS, "function_declaration": _F},
+        leading=frozenset({"line_comment", "multiline_comment"}),
+    ),
+    "swift": CodeLanguage(
+        grammar="swift",
+        symbols={
+            # class, struct, enum, actor and extension (impl, named by the type) by declaration_kind
+            "class_declaration": _CLASS,
+            "protocol_declaration": SymbolRule("interface", LEAF),
+            "function_declaration": _F,
+            "init_declaration": _F,
+            "deinit_declaration": _F,
+            # a computed property with DECLARATION_MIN_LINES lines or more (SwiftUI's `var body`)
+            "property_declaration": _PROPERTY,
+        },
+        leading=frozenset({"comment", "multiline_comment"}),
+    ),
+    "scala": CodeLanguage(
+        grammar="scala",
+        symbols={
+            "class_definition": _CLASS,
+            "object_definition": _CLASS,
+            "trait_definition": SymbolRule("trait", CONTAINER),
+            "enum_definition": SymbolRule("enum", CONTAINER),
+            "function_definition": _F,
+        },
+        leading=frozenset({"comment", "block_comment"}),
+    ),
 }
 
 # Text formats chunked into sections (headings, tables, top-level keys) rather than symbols.
@@ -203,6 +248,12 @@ _BY_SUFFIX = {
     ".rake": "ruby",
     ".gemspec": "ruby",
     ".ru": "ruby",  # rackup files (config.ru)
+    ".php": "php",
+    ".kt": "kotlin",
+    ".kts": "kotlin",
+    ".swift": "swift",
+    ".scala": "scala",
+    ".sc": "scala",
     ".md": "markdown",
     ".markdown": "markdown",
     ".toml": "toml",

@@ -62,7 +62,7 @@ CONFIG_NAMES = frozenset(
     codeowners .gitignore .gitattributes .dockerignore .npmignore .prettierrc .eslintrc .babelrc .nvmrc
     .editorconfig .flake8 .pylintrc .coveragerc go.mod go.work setup.py conftest.py noxfile.py tox.ini
     manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
-    makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel
+    makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc package.swift
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
@@ -97,11 +97,19 @@ TEST_DIR_SUFFIXES = (
     ".benchmarks",
 )
 # A test by its file name: test_x.py, x_test.py, x_test.go, x.test.ts, x.spec.js, XTest.java, XTests.cs,
-# XIT.java, x_spec.rb, tests.rs, x_tests.rs, conftest.py is config (fixtures), test-utils stay by folder.
+# XIT.java, XTest.php, XSuite.scala, x_spec.rb, tests.rs, x_tests.rs, conftest.py is config (fixtures),
+# test-utils stay by folder.
 TEST_NAMES = re.compile(
     r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|_spec\.rb$|"
-    r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift)$|^Test[A-Z].*\.(java|kt|cs)$",
+    r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php)$|[a-z0-9]Suite\.scala$|"
+    r"^Test[A-Z].*\.(java|kt|cs)$",
 )
+# Build scripts named by a suffix a code file has too: Gradle's Kotlin scripts, SwiftPM's per-version
+# manifests (Package@swift-6.0.swift).
+CONFIG_NAME_PATTERNS = re.compile(r"\.gradle\.kts$|^package@swift-[0-9.]+\.swift$", re.IGNORECASE)
+# Kotlin Multiplatform and Android source sets of tests: src/commonTest/, src/jvmTest/, src/androidUnitTest/
+# (camelCase, so src/latest/ is not one).
+_SOURCE_SET_TEST = re.compile(r"^[a-z][A-Za-z0-9]*Test$")
 
 
 @dataclass(frozen=True)
@@ -126,11 +134,11 @@ def conventional_role(path: str) -> str:
         return GENERATED
     if any(f in DATA_DIRS for f in folders):
         return DATA
-    if lower in CONFIG_NAMES or any(f in CONFIG_DIRS for f in folders):
+    if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
         return CONFIG
     code_like = suffix in CODE_SUFFIXES
     test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
-    if TEST_NAMES.search(name) or test_folder or _java_test_tree(folders):
+    if TEST_NAMES.search(name) or test_folder or _java_test_tree(pure.parts[:-1]):
         return TEST if code_like else DATA if suffix in DATA_SUFFIXES else TEST
     if DOCS_NAMES.match(name) or suffix in DOCS_SUFFIXES:
         return DOCS
@@ -144,9 +152,11 @@ def conventional_role(path: str) -> str:
 
 
 def _java_test_tree(folders: Sequence[str]) -> bool:
-    """Maven/Gradle layout: src/test/…, src/androidTest/…, src/testFixtures/…"""
+    """Maven/Gradle layout: src/test/…, src/androidTest/…, src/testFixtures/…, src/commonTest/… (folders as
+    written: the source set's camelCase tells `jvmTest` from `latest`)."""
     return any(
-        a == "src" and b in ("test", "androidtest", "testfixtures", "integrationtest")
+        a.lower() == "src"
+        and (b.lower() in ("test", "testfixtures") or _SOURCE_SET_TEST.match(b) is not None)
         for a, b in zip(folders, folders[1:], strict=False)
     )
 

@@ -269,7 +269,7 @@ _EXAMPLE_RE = re.compile(r"\b([a-z0-9][a-z0-9_-]*)\s+example\b", re.IGNORECASE)
 
 
 _FILE_SUFFIX_RE = re.compile(
-    r"\.(py|pyi|go|rs|java|kt|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift|md|rst|toml|ya?ml|json)$",
+    r"\.(py|pyi|go|rs|java|kt|kts|scala|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift|md|rst|toml|ya?ml|json)$",
     re.IGNORECASE,
 )
 

@@ -1,0 +1,307 @@
+"""PHP, Kotlin, Swift and Scala are chunked into symbols (schema 16); before, they were line windows.
+
+Shapes checked on guzzle (PHP), okio (Kotlin), Alamofire (Swift) and os-lib (Scala): classes and their
+methods, interfaces, traits, enums, objects; declarations without a body (abstract, interface, protocol
+members) stay lines of their type's chunk; namespaces and packages do not qualify names (they mirror the
+folders, as Java's packages do).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lamina.chunking import Chunk, chunk_file
+from lamina.chunking.languages import language_for
+
+
+def source(text: str) -> bytes:
+    return textwrap.dedent(text).lstrip("\n").encode()
+
+
+def named(chunks: list[Chunk]) -> list[tuple[str, str, int, int]]:
+    return [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if not c.symbol.startswith("<")]
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("src/Client.php", "php"),
+        ("okio/src/commonMain/kotlin/okio/Buffer.kt", "kotlin"),
+        ("build.gradle.kts", "kotlin"),
+        ("Source/Core/Session.swift", "swift"),
+        ("os/src/FileOps.scala", "scala"),
+        ("build.sc", "scala"),
+    ],
+)
+def test_language_by_suffix(path: str, language: str) -> None:
+    assert language_for(path) == language
+
+
+PHP = source(
+    """
+    <?php
+    namespace GuzzleHttp\\Handler;
+
+    use Psr\\Http\\Message\\RequestInterface;
+
+    /**
+     * HTTP handler that uses PHP's HTTP stream wrapper.
+     */
+    #[Final]
+    class StreamHandler
+    {
+        private $lastHeaders = [];
+
+        public function __invoke(RequestInterface $request, array $options): PromiseInterface
+        {
+            return $this->createResponse($request, $options);
+        }
+
+        abstract protected function finish(): void;
+    }
+
+    interface HandlerInterface
+    {
+        public function handle(): void;
+    }
+
+    trait Retries
+    {
+        private function retry(int $times)
+        {
+            return $times;
+        }
+    }
+
+    enum Status: string
+    {
+        case Ok = 'ok';
+
+        public function label(): string
+        {
+            return 'OK';
+        }
+    }
+
+    function choose_handler(): callable
+    {
+        return new StreamHandler();
+    }
+    """
+)
+
+
+def test_php_classes_methods_interfaces_traits_enums_and_functions() -> None:
+    assert named(chunk_file("src/Handler/StreamHandler.php", PHP)) == [
+        ("StreamHandler", "class", 6, 20),  # its doc comment and attribute included
+        ("StreamHandler.__invoke", "method", 14, 17),  # `finish` (abstract) stays a line of the class
+        ("HandlerInterface", "interface", 22, 25),
+        ("Retries", "trait", 27, 33),
+        ("Retries.retry", "method", 29, 32),
+        ("Status", "enum", 35, 43),
+        ("Status.label", "method", 39, 42),
+        ("choose_handler", "function", 45, 48),
+    ]
+
+
+def test_php_braced_namespace_is_searched_but_does_not_qualify() -> None:
+    text = source(
+        """
+        <?php
+        namespace App\\Models {
+            class User
+            {
+                public function name() { return 'x'; }
+            }
+        }
+        """
+    )
+    assert named(chunk_file("app/Models/User.php", text)) == [
+        ("User", "class", 3, 6),
+        ("User.name", "method", 5, 5),
+    ]
+
+
+KOTLIN = source(
+    """
+    package okio
+
+    /** A collection of bytes in memory. */
+    class Buffer : BufferedSource {
+      val size: Long
+        get() = 0L
+
+      fun readByte(): Byte {
+        return 0
+      }
+
+      companion object {
+        fun of(vararg data: Byte): Buffer = Buffer()
+      }
+    }
+
+    interface Source {
+      fun read(sink: Buffer, byteCount: Long): Long
+      fun close() {
+      }
+    }
+
+    enum class Level { LOW, HIGH; fun up(): Level = HIGH }
+
+    object Utf8 {
+      fun size(s: String): Long {
+        return s.length.toLong()
+      }
+    }
+
+    fun String.encodeUtf8(): ByteString {
+      return ByteString(this)
+    }
+    """
+)
+
+
+def test_kotlin_classes_interfaces_enums_objects_companions_and_functions() -> None:
+    assert named(chunk_file("okio/src/commonMain/kotlin/okio/Buffer.kt", KOTLIN)) == [
+        ("Buffer", "class", 3, 15),  # its KDoc, which the grammar puts in the package header, included
+        ("Buffer.readByte", "method", 8, 10),
+        ("Buffer.of", "method", 13, 13),  # a companion object's member: the class's
+        ("Source", "interface", 17, 21),
+        ("Source.close", "method", 19, 20),  # `read` has no body: a line of the interface
+        ("Level", "enum", 23, 23),
+        ("Level.up", "method", 23, 23),
+        ("Utf8", "class", 25, 29),
+        ("Utf8.size", "method", 26, 28),
+        ("encodeUtf8", "function", 31, 33),  # an extension function: named without its receiver type
+    ]
+
+
+SWIFT = source(
+    """
+    import Foundation
+
+    /// Manages requests.
+    open class Session {
+        var count = 0
+        var label: String { "session" }
+        var isIdle: Bool {
+            get { count == 0 }
+            set { count = newValue ? 0 : 1 }
+        }
+
+        init(count: Int) {
+            self.count = count
+        }
+
+        func request(_ url: String) -> Request {
+            Request(url)
+        }
+    }
+
+    protocol Convertible {
+        func asURL() throws -> URL
+    }
+
+    struct Empty { func check() -> Bool { true } }
+
+    enum Method { case get, post }
+
+    extension Session: CustomStringConvertible {
+        public func cancelAll() {
+            count = 0
+        }
+    }
+    """
+)
+
+
+def test_swift_types_by_declaration_kind_extensions_and_computed_properties() -> None:
+    assert named(chunk_file("Source/Core/Session.swift", SWIFT)) == [
+        ("Session", "class", 3, 19),
+        (
+            "Session.isIdle",
+            "property",
+            7,
+            10,
+        ),  # computed, 3+ lines; `label` (one line) and stored `count` not
+        ("Session.init", "method", 12, 14),
+        ("Session.request", "method", 16, 18),
+        ("Convertible", "interface", 21, 23),
+        ("Empty", "struct", 25, 25),
+        ("Empty.check", "method", 25, 25),
+        ("Method", "enum", 27, 27),
+        ("Session", "impl", 29, 33),  # an extension is named by the type it extends, like a Rust impl
+        ("Session.cancelAll", "method", 30, 32),
+    ]
+
+
+def test_swift_conditional_compilation_is_read_through_its_first_branches() -> None:
+    """Alamofire's Session.swift: an attribute line between `#if` and a member breaks the grammar's parse;
+    read through each group's first branch, as C's `#if`, the member is a method of its class."""
+    text = source(
+        """
+        open class Session {
+            func plain() {
+                work()
+            }
+
+            #if canImport(Darwin)
+            @available(macOS 10.15, *)
+            func webSocketRequest(to url: String) -> Request {
+                Request(url)
+            }
+            #elseif os(Linux)
+            func linuxOnly() {
+            }
+            #endif
+
+            func after() {
+                work()
+            }
+        }
+        """
+    )
+    symbols = [s for s, *_ in named(chunk_file("Source/Core/Session.swift", text))]
+    assert "Session.webSocketRequest" in symbols
+    assert "Session.after" in symbols
+    assert all(not s.startswith("<") for s in symbols)
+
+
+SCALA = source(
+    """
+    package os
+
+    /** File operations. */
+    class FileOps(root: Path) extends Ops {
+      def copy(from: Path, to: Path): Unit = {
+        Files.copy(from, to)
+      }
+      val x = 1
+    }
+
+    object FileOps {
+      def apply(): FileOps = new FileOps(pwd)
+    }
+
+    trait Ops { def name: String }
+
+    case class Stat(size: Long)
+
+    def top(x: Int): Int =
+      x * 2
+    """
+)
+
+
+def test_scala_classes_objects_traits_and_defs() -> None:
+    assert named(chunk_file("os/src/FileOps.scala", SCALA)) == [
+        ("FileOps", "class", 3, 9),
+        ("FileOps.copy", "method", 5, 7),
+        ("FileOps", "class", 11, 13),  # the companion object
+        ("FileOps.apply", "method", 12, 12),
+        ("Ops", "trait", 15, 15),  # `def name: String` has no body: a line of the trait
+        ("Stat", "class", 17, 17),
+        ("top", "function", 19, 20),
+    ]
