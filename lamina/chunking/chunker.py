@@ -163,6 +163,8 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
         return None
     code = CODE_LANGUAGES.get(language)
     grammar = code.grammar if code else language
+    if grammar == "cpp":
+        text = _without_annotation_macros(text)
     root = _parser(grammar).parse(text.encode("utf-8")).root_node
     if code is not None:
         return _code_chunks(path, language, code, root, lines, text)
@@ -176,6 +178,42 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
 # --- parsing ----------------------------------------------------------------------------------------
 
 _PARSERS = threading.local()  # tree-sitter parsers are not thread-safe: one set per thread
+
+
+# C++ macros the grammar cannot know, in two places where they break a declaration: an export or
+# capability macro between `class`/`struct` and the name (`class LEVELDB_EXPORT DB {`, read as a function
+# `DB` of type `class LEVELDB_EXPORT`), and annotations after a parameter list (`bool Insert(…)
+# LOCKS_EXCLUDED(mu_) {`, read as a function named LOCKS_EXCLUDED). An all-caps word there is a macro.
+_CLASS_MACRO = re.compile(
+    r"\b(?:class|struct)\s+([A-Z][A-Z0-9_]*[A-Z0-9])\s+(?=[A-Za-z_]\w*\s*(?:final\b\s*)?[:{])"
+)
+_TRAILING_MACRO = re.compile(
+    r"\)(?:\s|const\b|noexcept\b|override\b|final\b)*([A-Z][A-Z0-9_]*[A-Z0-9](?:\s*\([^()]*\))?)"
+    r"(?=\s*(?:[{;]|:(?!:)|->|override\b|final\b|[A-Z][A-Z0-9_]*[A-Z0-9]\b))"
+)
+
+
+def _without_annotation_macros(text: str) -> str:
+    """The text with those macros blanked (spaces: rows, columns and byte offsets stay the file's)."""
+
+    def blank(match: re.Match[str]) -> str:
+        start, end = match.span(1)
+        whole = match.group(0)
+        offset = start - match.start()
+        return (
+            whole[:offset]
+            + re.sub(r"[^\n]", " ", whole[offset : offset + end - start])
+            + whole[offset + end - start :]
+        )
+
+    if "class" in text or "struct" in text:
+        text = _CLASS_MACRO.sub(blank, text)
+    for _ in range(3):  # `LOCKS_EXCLUDED(a) ACQUIRE(b)`: one macro per pass
+        blanked = _TRAILING_MACRO.sub(blank, text)
+        if blanked == text:
+            break
+        text = blanked
+    return text
 
 
 def _parser(grammar: str) -> Parser:
@@ -258,7 +296,9 @@ def _first_branch_parse(
     second parse sees only the code of each group's first branch (_first_branches). It is taken when it has
     fewer lines in errors and names every function and method the first parse named, as many times (by
     unqualified name: `main` under `#else` must not give way to `umain` under `#ifdef WIN32`, nor an `#else`
-    copy of a function disappear). Chunks keep the file's lines.
+    copy of a function disappear) — but for names the second parse has as a qualifier: a broken parse reads
+    an out-of-line `PosixEnv::Schedule` as a function `PosixEnv` (leveldb's env_posix.cc, where an `#if`
+    inside a constructor's initializer list broke 891 lines). Chunks keep the file's lines.
     """
     blanked = _first_branches(text)
     if blanked is None:
@@ -267,7 +307,8 @@ def _first_branch_parse(
     if _error_rows(other) >= _error_rows(root):
         return root, symbols
     found = _find_symbols(other, code, (), False, lines, 0)
-    if not _function_names(symbols) <= _function_names(found):
+    lost = _function_names(symbols) - _function_names(found)
+    if any(name not in _qualifiers(found) for name in lost):
         return root, symbols
     return other, found
 
@@ -324,6 +365,16 @@ def _error_rows(root: Node) -> int:
         else:
             stack.extend(inner)
     return len(rows)
+
+
+def _qualifiers(symbols: Iterable[_Symbol]) -> set[str]:
+    """Every name that qualifies a function or method (`PosixEnv` of `leveldb.PosixEnv.Schedule`)."""
+    names: set[str] = set()
+    for sym in symbols:
+        if sym.kind in ("function", "method"):
+            names.update(sym.name.split(".")[:-1])
+        names |= _qualifiers(sym.members)
+    return names
 
 
 def _function_names(symbols: Iterable[_Symbol]) -> Counter[str]:
@@ -537,7 +588,12 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
             return None
         name_node = node.child_by_field_name("property") or node.child_by_field_name("name")
     elif t == "function_definition" and code.grammar in ("c", "cpp"):  # name: end of a declarator chain
+        if node.child_by_field_name("body") is None:
+            return None  # `Foo(const Foo&) = delete;`, `= default;`: a declaration, no code
         name_node = _c_declarator_name(node)
+        test_case = _gtest_case(node, name_node)
+        if test_case is not None:
+            return test_case
     elif t in ("struct_specifier", "union_specifier", "enum_specifier", "class_specifier"):
         if node.child_by_field_name("body") is None:
             return None  # a use (`struct foo x;`), not a definition
@@ -724,6 +780,21 @@ def _at_top_level(node: Node, code: CodeLanguage) -> bool:
         and parent.parent is not None
         and parent.parent.type in code.namespaces
     )
+
+
+_GTEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
+
+
+def _gtest_case(node: Node, name_node: Node | None) -> tuple[str, int, str | None] | None:
+    """GoogleTest's `TEST_F(WriteBatchTest, Append) {…}` is the case `WriteBatchTest.Append`, not `TEST_F`."""
+    if name_node is None or _text(name_node) not in _GTEST_MACROS:
+        return None
+    declarator = node.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    words = [_text(p).strip() for p in params.named_children] if params is not None else []
+    if len(words) != 2 or not all(re.fullmatch(r"[A-Za-z_]\w*", w) for w in words):
+        return None
+    return f"{words[0]}.{words[1]}", name_node.start_point.row, None
 
 
 def _c_declarator_name(node: Node) -> Node | None:
