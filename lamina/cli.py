@@ -47,12 +47,20 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
             raise LaminaError("LAMINA_USAGE", f"{self.prog}: {message}", f"Run `{self.prog} --help`.")
 
+    class _Version(argparse.Action):
+        """--version, computed only when asked (package metadata costs milliseconds every command would pay)."""
+
+        def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+            print(version_line())
+            parser.exit()
+
     selected = selected_group(sys.argv[1:] if argv is None else argv)
     parser = Parser(
         prog="lamina",
         description="Prepare work from the canonical product graph, with an offline hybrid index.",
     )
     parser.add_argument("-C", dest="directory", default=None, help="run as if started in this directory")
+    parser.add_argument("--version", action=_Version, nargs=0, help="print Lamina's version and exit")
     sub = parser.add_subparsers(dest="group", metavar="COMMAND")
     sub.required = True
 
@@ -69,6 +77,36 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     if p is not None:
         p.set_defaults(handler=serve_mcp)
     return parser
+
+
+def version_line() -> str:
+    """`lamina --version`: the package's version and the two formats it writes (an index of another
+    retrieval schema is rebuilt; packets are read by agents)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION
+
+    try:
+        installed = version("lamina")
+    except PackageNotFoundError:  # run from a checkout without installing
+        installed = "(not installed)"
+    return f"lamina {installed} (retrieval schema {RETRIEVAL_SCHEMA_VERSION}, packet v{PACKET_VERSION})"
+
+
+def _usage_for(parser: argparse.ArgumentParser, argv: list[str] | None, err: LaminaError) -> LaminaError:
+    """An unrecognised option is reported by the top-level parser ("lamina: unrecognized arguments"); name
+    the command it was given to, and point at that command's help."""
+    if "unrecognized arguments" not in err.message:
+        return err
+    try:
+        known, _ = parser.parse_known_args(argv)
+    except (LaminaError, SystemExit):
+        return err
+    command = " ".join(str(w) for w in (getattr(known, "group", None), getattr(known, "cmd", None)) if w)
+    if not command:
+        return err
+    message = err.message.replace("lamina:", f"lamina {command}:", 1)
+    return type(err)(err.code, message, f"Run `lamina {command} --help`.")
 
 
 def serve_mcp(args: argparse.Namespace) -> int:
@@ -161,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
     except LaminaError as err:  # a usage error (status 2, as argparse's own)
-        return report_error(err, as_json="--json" in words)
+        return report_error(_usage_for(parser, argv, err), as_json="--json" in words)
     except SystemExit as exc:  # --help and --version exit 0 after printing
         return int(exc.code or 0)
     if args.directory:

@@ -151,3 +151,34 @@ def test_a_usage_error_with_json_is_one_json_object(argv: tuple[str, ...], tmp_p
     assert "--help" in error["hint"]
     plain = run_lamina(*(a for a in argv if a != "--json"), cwd=tmp_path)
     assert plain.returncode == 2 and plain.stdout == "" and plain.stderr.startswith("LAMINA_USAGE: lamina")
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (("work", "prepare", "a task", "--jsn"), "work prepare"),
+        (("init", "--bogus"), "init"),
+        (("-C", ".", "context", "status", "--verbose"), "context status"),
+    ],
+)
+def test_an_unknown_option_names_the_command_it_was_given_to(
+    argv: tuple[str, ...], command: str, tmp_path: Path
+) -> None:
+    """argparse reports an unknown option from the top-level parser ("lamina: unrecognized arguments")
+    with a hint of `lamina --help`; the user needs the command's own help."""
+    proc = run_lamina(*argv, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith(f"LAMINA_USAGE: lamina {command}: unrecognized arguments: {argv[-1]}")
+    assert f"hint: Run `lamina {command} --help`." in proc.stderr
+
+
+def test_version_names_the_package_and_the_formats_it_writes(tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    from lamina.constants import PACKET_VERSION, RETRIEVAL_SCHEMA_VERSION
+
+    proc = run_lamina("--version", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == (
+        f"lamina {version('lamina')} (retrieval schema {RETRIEVAL_SCHEMA_VERSION}, packet v{PACKET_VERSION})"
+    )

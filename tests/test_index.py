@@ -741,6 +741,7 @@ def test_status_without_an_index_says_so_rather_than_none(repo: Path) -> None:
     human = run_lamina("context", "status", cwd=repo)
     assert human.returncode == 0, human.stderr
     assert "None" not in human.stdout and "(no index yet" in human.stdout
+    assert "last build:   (no build yet)" in human.stdout  # not "0 files (0 skipped), 0 embedded, …"
     assert "other of this repository" not in human.stdout
     prepare(repo)
     git(repo, "checkout", "-q", "-b", "feature")  # a new identity: no index of its own yet
@@ -749,6 +750,40 @@ def test_status_without_an_index_says_so_rather_than_none(repo: Path) -> None:
         "missing for this branch/worktree; 1 other of this repository has one, and a build here reuses"
         in human
     )
+
+
+def test_status_says_an_upgrade_of_lamina_replaced_the_index_store(repo: Path) -> None:
+    """An index store of another retrieval schema is replaced when graphd opens it: status said only
+    `(none) — missing` with no reason (a new-user run on leveldb, upgrading to schema 16), though the build
+    dir still records the schema it was built with."""
+    import lamina.graph.ladybug as lb
+    from lamina.constants import RETRIEVAL_SCHEMA_VERSION
+
+    prepare(repo)
+    st = status(repo)
+    assert run_lamina("graphd", "stop", cwd=repo).returncode == 0
+    data_dir = Path(st["data_dir"])
+    old = RETRIEVAL_SCHEMA_VERSION - 1
+    db = lb.Database(str(data_dir / "index.lbug"))  # what an older Lamina left: its store and its build dir
+    conn = lb.Connection(db)
+    conn.execute(f"MATCH (m:Meta {{key: 'schema_version'}}) SET m.value = '{old}'")
+    conn.close()
+    db.close()
+    for entry in (data_dir / "current").glob("*.json"):
+        record = json.loads(entry.read_text())
+        record["manifest"]["schema_version"] = old
+        entry.write_text(json.dumps(record))
+    build = data_dir / "builds" / st["identity"]["key"]
+    manifest = json.loads((build / "manifest.json").read_text())
+    (build / "manifest.json").write_text(json.dumps({**manifest, "schema_version": old}))
+    st = status(repo)
+    assert st["state"] == "missing"
+    (reason,) = st["reasons"]
+    assert reason.startswith(f"retrieval schema changed: {old} → {RETRIEVAL_SCHEMA_VERSION}")
+    assert "because     retrieval schema changed" in run_lamina("context", "status", cwd=repo).stdout
+    prepare(repo)
+    st = status(repo)
+    assert st["state"] == "fresh" and st["reasons"] == []
 
 
 def test_doit_list_and_info_show_the_real_graph(repo: Path) -> None:

@@ -128,12 +128,22 @@ def _interrupted_build(final: dict[str, Any]) -> tuple[LaminaError, list[str], l
 
 
 def test_ctrl_c_during_a_build_cancels_it_and_reports_what_graphd_did() -> None:
-    """The build stopped before activating: graphd's own LAMINA_INTERRUPTED reaches the user as is."""
-    stopped = {"ok": False, "error": {"code": "LAMINA_INTERRUPTED", "message": "the build was cancelled"}}
+    """The build stopped before activating. graphd read the half-close as a client that left ("its client
+    disconnected"); the user pressed Ctrl-C, and is told so, with nothing activated and nothing lost."""
+    message = "the build was cancelled: its client disconnected"
+    stopped = {"ok": False, "error": {"code": "LAMINA_INTERRUPTED", "message": message}}
     error, shown, seen = _interrupted_build(stopped)
     assert seen == [b""]  # the cancel graphd sees: end of the client's stream
-    assert error.code == "LAMINA_INTERRUPTED" and error.message == "the build was cancelled"
+    assert error.code == "LAMINA_INTERRUPTED" and error.exit_status == 130
+    assert "Ctrl-C" in error.message and "nothing was activated" in error.message
+    assert "disconnected" not in error.message and "went away" not in error.message
     assert "cancelling the build" in shown[-1]
+
+
+def test_ctrl_c_during_a_build_that_failed_otherwise_reports_that_failure() -> None:
+    failed = {"ok": False, "error": {"code": "LAMINA_GRAPH_INVALID", "message": "the graph is invalid"}}
+    error, _, _ = _interrupted_build(failed)
+    assert error.code == "LAMINA_GRAPH_INVALID" and error.message == "the graph is invalid"
 
 
 def test_ctrl_c_that_reaches_graphd_after_its_activation_does_not_claim_nothing_was_activated() -> None:

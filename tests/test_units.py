@@ -570,3 +570,24 @@ def test_an_eta_follows_the_recent_rate_not_the_average_since_the_start() -> Non
     assert recent_rate(samples[:3], window=20.0) == 100.0  # younger than the window: since the start
     assert recent_rate(samples, window=1000.0) == 60.0
     assert recent_rate([(5.0, 10)]) == 0.0 and recent_rate([(5.0, 10), (5.0, 10)]) == 0.0
+
+
+def test_a_progress_line_promises_no_eta_before_anything_is_measured() -> None:
+    """A new-user run saw `embedding chunks: 0/1184 (0/s, ETA 0 s)` at the start of every phase."""
+    import io
+    import re
+
+    from lamina.index.progress import Progress
+    from lamina.mcp_server import _PROGRESS_LINE
+
+    progress = Progress(stream=io.StringIO(), live=False)
+    progress.start("embedding chunks", 1184)
+    assert progress.line() == "embedding chunks: 0/1184 (starting)"
+    progress.samples.appendleft((progress.samples[0][0] - 10.0, 0))  # ten seconds ago, nothing done
+    progress.done = 500
+    measured = re.fullmatch(r"embedding chunks: 500/1184 \((\d+)/s, ETA (\d+) s\)", progress.line())
+    assert measured is not None and 45 <= int(measured[1]) <= 50 and 13 <= int(measured[2]) <= 16
+    progress.done = 1184
+    assert "ETA" not in progress.line() and progress.line().startswith("embedding chunks: 1184/1184 (")
+    for line in ("embedding chunks: 0/1184 (starting)", progress.line()):  # MCP progress still reads them
+        assert _PROGRESS_LINE.match(line) is not None

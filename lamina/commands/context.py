@@ -29,7 +29,12 @@ def context_status(progress: Any = None) -> dict[str, Any]:
     manifest = gen.get("manifest") or {}
     fresh = bool(gen.get("generation")) and is_fresh(ctx)
     counts = gen.get("counts") or {}
-    reasons = [] if fresh or not gen.get("generation") else _stale_reasons(ctx, manifest)
+    if fresh:
+        reasons: list[str] = []
+    elif gen.get("generation"):
+        reasons = _stale_reasons(ctx, manifest)
+    else:
+        reasons = _missing_reasons(read_json(ctx.path("manifest.json")))
     return {
         "identity": {
             "key": ctx.identity.key,
@@ -85,6 +90,25 @@ def _stale_reasons(ctx: Any, indexed: dict[str, Any]) -> list[str]:
     model_reason = model_change_reason(indexed.get("model_digest"), ctx.model_digest)
     reasons += [model_reason] if model_reason else []
     return reasons or ["lamina.toml, the chunker or the indexed files changed since the last build"]
+
+
+def _missing_reasons(built: dict[str, Any] | None) -> list[str]:
+    """Why a branch/worktree that was built has no generation now (none for one never built): graphd replaced
+    an index store of another retrieval schema (an upgrade of Lamina), or the store lost it."""
+    from lamina.constants import RETRIEVAL_SCHEMA_VERSION
+
+    if not built:
+        return []
+    if built.get("schema_version") != RETRIEVAL_SCHEMA_VERSION:
+        return [
+            f"retrieval schema changed: {built.get('schema_version')} → {RETRIEVAL_SCHEMA_VERSION} (this Lamina "
+            "indexes differently, so graphd replaced the index store; the next build re-chunks and reuses "
+            "every embedding in the content store)"
+        ]
+    return [
+        "the index store has no generation for this branch/worktree although one was built here (the store "
+        "was replaced or deleted); the next build re-activates it from the content store"
+    ]
 
 
 def _differing_files(ctx: Any, indexed: dict[str, Any]) -> list[str] | None:
@@ -167,8 +191,13 @@ def cmd_status(args: argparse.Namespace) -> int:
         + (f"{st['model']} ({str(st['model_digest'])[:16]})" if st["generation"] else none_yet),
         f"index digest: {st['index_digest'] if st['generation'] else none_yet}",
         f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
-        f"last build:   {lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
-        f"{vector_counts(lb)}, {lb.get('seconds', 0)} s",
+        "last build:   "
+        + (
+            f"{lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
+            f"{vector_counts(lb)}, {lb.get('seconds', 0)} s"
+            if lb
+            else "(no build yet)"
+        ),
         f"embeddings:   {_describe_sources(st['embeddings'])}",
         f"last failure: {_describe_failure(st['last_failure'])}"
         + (" (a build has succeeded since)" if _failure_is_history(st["last_failure"], lb) else ""),

@@ -253,7 +253,15 @@ class GraphdClient:
                 if not cancelled:
                     raise
         if not header.get("ok"):
-            raise reported_error(header.get("error"), op)
+            error = header.get("error")
+            if cancelled and isinstance(error, dict) and error.get("code") == "LAMINA_INTERRUPTED":
+                # graphd saw our half-close as a client that left; the user knows better: they pressed Ctrl-C
+                raise LaminaError(
+                    "LAMINA_INTERRUPTED",
+                    "the build was cancelled (Ctrl-C); nothing was activated and finished work is kept",
+                    "Run the command again to resume the build.",
+                )
+            raise reported_error(error, op)
         if cancelled:  # graphd had activated the build before the cancel reached it: say so, truthfully
             stats = header.get("stats")
             generation = stats.get("generation") if isinstance(stats, dict) else None

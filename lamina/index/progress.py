@@ -106,8 +106,13 @@ class Progress:
     def line(self) -> str:
         now = time.monotonic()
         rate = recent_rate([*self.samples, (now, self.done)])
-        eta = (self.total - self.done) / rate if rate > 0 and self.total else 0.0
-        return f"{self.phase}: {self.done}/{self.total} ({rate:.0f}/s, ETA {eta:.0f} s)"
+        if self.done >= self.total:
+            pace = f"{rate:.0f}/s" if rate > 0 else "done"
+        elif rate > 0:
+            pace = f"{rate:.0f}/s, ETA {(self.total - self.done) / rate:.0f} s"
+        else:  # nothing measured yet: no rate, and no ETA of "0 s" for work not begun
+            pace = "starting"
+        return f"{self.phase}: {self.done}/{self.total} ({pace})"
 
     def _print(self, force: bool = False) -> None:
         if self.quiet or not self.phase:
