@@ -111,9 +111,19 @@ def _did_you_mean(word: str, known: Any) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+def _toml_kind(value: Any) -> str:
+    kinds = {bool: "a boolean", int: "a whole number", float: "a number", str: "a string", list: "a list"}
+    return kinds.get(type(value), "a table" if isinstance(value, dict) else type(value).__name__)
+
+
 def parse_config(data: dict[str, Any], path: Path) -> Config:
     sections: dict[str, dict[str, Any]] = {}
     for name, body in data.items():
+        if name not in _SCHEMA and not isinstance(body, dict):
+            sections_known = ", ".join(f"[{n}]" for n in _SCHEMA)
+            raise _config_error(
+                path, f"unknown top-level key {name} (settings belong in a section: {sections_known})"
+            )
         if name not in _SCHEMA:
             raise _config_error(path, f"unknown section [{name}]{_did_you_mean(name, _SCHEMA)}")
         if not isinstance(body, dict):
@@ -123,7 +133,11 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
             if expected is None:
                 raise _config_error(path, f"unknown key {name}.{key}{_did_you_mean(key, _SCHEMA[name])}")
             if not isinstance(value, expected) or isinstance(value, bool):
-                raise _config_error(path, f"{name}.{key} has the wrong type")
+                names: dict[object, str] = {int: "a whole number", str: "a string", list: "a list of strings"}
+                wanted = names.get(expected, "")
+                raise _config_error(
+                    path, f"{name}.{key} must be {wanted}, not {_toml_kind(value)} ({value!r})"
+                )
             if isinstance(value, list) and not all(isinstance(v, str) for v in value):
                 raise _config_error(path, f"{name}.{key} must be a list of strings")
         sections[name] = {k: tuple(v) if isinstance(v, list) else v for k, v in body.items()}
@@ -139,6 +153,11 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         raise _config_error(path, "index.max_file_bytes must be positive")
     if cfg.runtime.threads <= 0:
         raise _config_error(path, "runtime.threads must be positive")
+    if cfg.graphd.idle_timeout_seconds is not None and cfg.graphd.idle_timeout_seconds <= 0:
+        # 0 made graphd exit the moment it started: every command then failed with "graphd is not running"
+        raise _config_error(
+            path, "graphd.idle_timeout_seconds must be positive (or left out for the default)"
+        )
     if cfg.cache.mode not in CACHE_MODES:
         raise _config_error(path, f"cache.mode must be one of {', '.join(CACHE_MODES)}")
     if cfg.cache.remote is not None and not cfg.cache.remote.startswith("s3://"):

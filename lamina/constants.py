@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 17  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 18  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -61,6 +61,11 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         "C++: export and annotation macros no longer break declarations (class LEVELDB_EXPORT DB, f() LOCKS_EXCLUDED(mu)),"
         " = delete/= default are no symbols, GoogleTest cases are Suite.Case; a first-branch parse that names a"
         " misread qualifier's methods is taken (leveldb)",
+    ),
+    (
+        18,
+        "a file that is not UTF-8 decodes as its coding cookie says, else with stray bytes as Latin-1 (not U+FFFD,"
+        " which cut identifiers); files with a tab, newline or non-UTF-8 byte in the name are skipped (unusual_name)",
     ),
 )
 CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,

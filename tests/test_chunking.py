@@ -514,11 +514,33 @@ def test_a_long_function_is_split_into_overlapping_windows() -> None:
     assert all(len(c.text.splitlines()) <= CHUNK_MAX_LINES for c in chunks)
 
 
-def test_invalid_utf8_is_replaced_not_fatal() -> None:
-    data = b"def caf\xe9():\n    return '\xff\xfe'\n"
-    chunks = chunk_file("bad.py", data)
-    assert len(chunks) == 1 and "\ufffd" in chunks[0].text
-    assert chunks[0].kind == "function"
+def test_invalid_utf8_is_read_byte_by_byte_not_fatal_and_keeps_identifiers_whole() -> None:
+    """U+FFFD ended an identifier: a Latin-1 `calcule_la_récupération` was the symbol `ration`."""
+    data = b"def calcule_la_r\xe9cup\xe9ration():\n    return '\xff\xfe'\n"
+    (chunk,) = chunk_file("bad.py", data)
+    assert chunk.kind == "function" and chunk.symbol == "calcule_la_récupération"
+    assert "\ufffd" not in chunk.text and "'ÿþ'" in chunk.text
+
+
+def test_valid_utf8_around_a_stray_byte_stays_as_it_is() -> None:
+    (chunk,) = chunk_file("mixed.py", "def café():\n    return 1  # ".encode() + b"\x92\n")
+    assert chunk.symbol == "café" and chunk.text.endswith("# \x92")
+
+
+@pytest.mark.parametrize(
+    ("cookie", "encoding"),
+    [("# -*- coding: latin-1 -*-", "latin-1"), ("# vim: set fileencoding=cp1251 :", "cp1251")],
+)
+def test_a_declared_encoding_is_honoured(cookie: str, encoding: str) -> None:
+    name = "calcule_la_récupération" if encoding == "latin-1" else "обработать_платеж"
+    data = f"{cookie}\ndef {name}():\n    return 1\n".encode(encoding)
+    assert [c.symbol for c in chunk_file("legacy.py", data) if c.kind == "function"] == [name]
+
+
+def test_a_cookie_naming_no_text_encoding_falls_back_to_bytes() -> None:
+    for codec in ("base64", "rot13", "no-such-codec"):
+        data = f"# coding: {codec}\ndef caf".encode() + b"\xe9():\n    return 1\n"
+        assert [c.symbol for c in chunk_file("x.py", data) if c.kind == "function"] == ["café"]
 
 
 def test_minified_javascript_does_not_make_a_gigantic_chunk() -> None:

@@ -79,6 +79,7 @@ def test_selection_lists_exactly_the_indexable_files(repo: Path) -> None:
         "pkg/service.py",
     ]
     assert dict(selection.skipped) == {
+        "unusual_name": 0,
         "binary": 1,
         "too_large": 1,
         "symlink": 2,

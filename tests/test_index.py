@@ -827,3 +827,32 @@ def test_graphd_loads_its_model_with_the_configured_threads(repo: Path) -> None:
     config.write_text(config.read_text().replace("threads = 1", "threads = 3"))
     prepare(repo)
     assert model_threads() == 3
+
+
+def test_files_with_unusual_names_are_skipped_and_counted_not_a_failed_build(repo: Path) -> None:
+    """A tab, a newline or a byte that is not UTF-8 in a file name (untracked is enough) made every build
+    fail with LAMINA_INTERNAL (a new-user run, session 35): the build's shard lists are lines of
+    tab-separated fields, and a lone surrogate fits no database or JSON. Such files are skipped as
+    `unusual_name`; a shard list an older Lamina wrote with such a line is read past, not a crash."""
+    prepare(repo)
+    names = [b"src/a\tb.py", b"src/c\nd.py", b"src/latin\xe9.py"]
+    for name in names:
+        with open(os.path.join(os.fsencode(repo), name), "wb") as fh:
+            fh.write(b"def unusual_refund():\n    return 1\n")
+    packet = prepare(repo)
+    assert packet["index"]["generation"]
+    listing = json.loads(run_lamina("context", "files", "--skipped", "--json", cwd=repo).stdout)
+    skipped = {s["path"]: s["reason"] for s in listing["skipped"]}
+    assert {skipped.get(os.fsdecode(name)) for name in names} == {"unusual_name"}
+    assert listing["skipped_by_reason"]["unusual_name"] == 3
+    assert not any("\t" in f["path"] or "\n" in f["path"] for f in listing["files"])
+    human = run_lamina("context", "files", "--skipped", cwd=repo)
+    assert human.returncode == 0, human.stderr
+    assert 'skipped   "src/a\\tb.py"  (unusual_name)' in human.stdout  # one line, quoted as git quotes
+    assert status(repo)["state"] == "fresh"
+    # what an older Lamina left in a shard list for such a name: the next build reads past it
+    st = status(repo)
+    listing_file = next((Path(st["data_dir"]) / "builds" / st["identity"]["key"] / "files").glob("*.tsv"))
+    listing_file.write_text(listing_file.read_text() + "src/a\tb.py\tdeadbeef\t12\tcode\n")
+    (repo / "src/payments.py").write_text(_module("payment", 6))
+    assert prepare(repo)["index"]["generation"] != packet["index"]["generation"]

@@ -153,3 +153,24 @@ def test_ctrl_c_that_reaches_graphd_after_its_activation_does_not_claim_nothing_
     assert error.code == "LAMINA_INTERRUPTED" and error.exit_status == 130
     assert "generation g-20261207-abcd is active" in error.message
     assert "activating anything" not in error.effective_hint  # the default hint would say nothing was
+
+
+def test_graphd_closing_the_connection_mid_request_says_to_run_again() -> None:
+    """A graphd killed during a build: the client's error says what to do, not only that it happened."""
+    key = os.urandom(32)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+
+    def graphd_that_dies() -> None:
+        nonce = protocol.new_nonce()
+        theirs.sendall(protocol.GREETING + nonce)
+        protocol.read_body(theirs)  # the request arrives; graphd dies before answering
+        theirs.close()
+
+    server = threading.Thread(target=graphd_that_dies)
+    server.start()
+    with pytest.raises(LaminaError) as err, protocol.GraphdClient(key, ours) as client:
+        client.call("prepare", worktree="/x")
+    server.join(timeout=10)
+    assert err.value.code == "LAMINA_GRAPHD_UNAVAILABLE"
+    assert err.value.message == "graphd closed the connection during prepare"
+    assert "Run the command again" in err.value.effective_hint

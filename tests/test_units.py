@@ -50,7 +50,15 @@ def test_unknown_error_code_is_refused() -> None:
         ("[index]\nincldue = ['a']\n", "unknown key index.incldue (did you mean 'include'?)"),
         ("[roles]\ntests = ['qa/**']\n", "unknown key roles.tests (did you mean 'test'?)"),
         ("[index]\nzzz = 1\n", "unknown key index.zzz"),
-        ("[index]\nmax_file_bytes = 'big'\n", "wrong type"),
+        (
+            "[index]\nmax_file_bytes = 'big'\n",
+            "index.max_file_bytes must be a whole number, not a string ('big')",
+        ),
+        ("[index]\ninclude = 'src/**'\n", "index.include must be a list of strings, not a string ('src/**')"),
+        ("[runtime]\nthreads = 1.5\n", "runtime.threads must be a whole number, not a number (1.5)"),
+        ("foo = 1\n", "unknown top-level key foo (settings belong in a section: [graph], [index]"),
+        ("[graphd]\nidle_timeout_seconds = 0\n", "graphd.idle_timeout_seconds must be positive"),
+        ("[graphd]\nidle_timeout_seconds = -1\n", "graphd.idle_timeout_seconds must be positive"),
         ("[graph]\npaths = [1]\n", "list of strings"),
     ],
 )
@@ -235,6 +243,28 @@ def test_init_and_graph_check_say_when_no_graph_file_matches(tmp_path: Path) -> 
     assert "no file matches" not in check.stdout and "1 file(s)" in check.stdout
     again = run_lamina("init", "--json", cwd=repo)
     assert json.loads(again.stdout)["graph_files"] == ["product/shop.toml"]
+
+
+def test_a_sparse_checkout_that_leaves_the_graph_out_is_named(tmp_path: Path) -> None:
+    """`git sparse-checkout set src` left product/ out: `graph check` said only "no file matches", and
+    packets silently held sources only (a new-user run, session 35)."""
+    from tests.helpers import git, make_repo
+
+    graph = '[[workflow]]\nid = "refund-order"\ntitle = "Refund an order"\nsummary = "Give money back."\n'
+    repo = make_repo(tmp_path / "r", {"src/app.py": "def run():\n    return 1\n", "product/shop.toml": graph})
+    git(repo, "sparse-checkout", "set", "src")
+    assert not (repo / "product").exists()
+    check = run_lamina("graph", "check", cwd=repo)
+    assert check.returncode == 0, check.stderr
+    assert "1 tracked file(s) do that this sparse checkout leaves out (product/shop.toml)" in check.stdout
+    assert "git sparse-checkout add" in check.stdout
+    body = json.loads(run_lamina("graph", "check", "--json", cwd=repo).stdout)
+    assert body["not_checked_out"] == ["product/shop.toml"]
+    init = run_lamina("init", cwd=repo)
+    assert init.returncode == 0 and "sparse checkout leaves out (product/shop.toml)" in init.stdout
+    git(repo, "sparse-checkout", "disable")
+    body = json.loads(run_lamina("graph", "check", "--json", cwd=repo).stdout)
+    assert body["files"] == ["product/shop.toml"] and "not_checked_out" not in body
 
 
 def test_init_beside_a_broken_lamina_toml_writes_its_part_and_says_what_is_wrong(tmp_path: Path) -> None:

@@ -139,7 +139,7 @@ def chunk_file(path: str, data: bytes) -> list[Chunk]:
     """Chunks of one file, ordered by (start_line, part). Pure, and never raises on bad input."""
     language = language_for(path) or TEXT
     try:
-        text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
+        text = decode_source(data).removeprefix("\ufeff")
         lines = [line.removesuffix("\r") for line in text.split("\n")]
         if lines and lines[-1] == "":
             lines.pop()
@@ -150,11 +150,36 @@ def chunk_file(path: str, data: bytes) -> list[Chunk]:
             chunks = _line_window_chunks(path, language, lines)
     except Exception:  # a grammar or decoding surprise must never stop indexing: plain windows
         try:
-            lines = data.decode("utf-8", errors="replace").split("\n")
+            lines = decode_source(data).split("\n")
             chunks = _line_window_chunks(path, language, lines)
         except Exception:
             return []
     return sorted(chunks, key=lambda c: (c.start_line, c.part, -c.end_line, c.symbol, c.kind))
+
+
+# An encoding declared in the first two lines: PEP 263 (`# -*- coding: latin-1 -*-`), Emacs and Vim modelines.
+_CODING_COOKIE = re.compile(rb"coding[:=][ \t]*([-\w.]+)")
+# os.fsdecode-style surrogates of the bytes 0x80-0xFF back to the Latin-1 characters of those bytes.
+_STRAY_BYTES = {0xDC80 + b: chr(0x80 + b) for b in range(128)}
+
+
+def decode_source(data: bytes) -> str:
+    """A file's text: UTF-8; else the encoding its first two lines declare; else UTF-8 with each byte that
+    is not UTF-8 read as its Latin-1 character. Not U+FFFD: a replacement character ends an identifier, so a
+    Latin-1 `def calcule_la_récupération()` was the symbol `ration` (a new-user run, session 35), while a
+    Latin-1 `é` keeps the name whole (and right, for Latin-1 files) and valid UTF-8 around it stays as it is."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    for line in data.split(b"\n", 2)[:2]:
+        cookie = _CODING_COOKIE.search(line)
+        if cookie is not None:
+            try:
+                return data.decode(cookie.group(1).decode("ascii"))
+            except (LookupError, UnicodeDecodeError):  # unknown, not a text encoding, or not what it says
+                break
+    return data.decode("utf-8", errors="surrogateescape").translate(_STRAY_BYTES)
 
 
 def _structured_chunks(path: str, language: str, text: str, lines: list[str]) -> list[Chunk] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,14 @@ def _describe_sources(sources: dict[str, int] | None) -> str:
     )
 
 
+def _shown_path(path: str) -> str:
+    """A path as one line of text: an unusual name (a tab, a newline, bytes that are not UTF-8) quoted with
+    escapes, as git quotes it, so it can neither span two lines nor fail to print."""
+    from lamina.repo.files import UNUSUAL_NAME
+
+    return json.dumps(path) if UNUSUAL_NAME.search(path) else path
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     st = context_status()
     lb = st["last_build"] or {}
@@ -293,7 +302,7 @@ def cmd_files(args: argparse.Namespace) -> int:
     listing = indexed_files(args.role)
     lines = [f"{f['role']:<9} {f['path']}" for f in listing["files"]]
     if args.skipped:
-        lines += [f"skipped   {s['path']}  ({s['reason']})" for s in listing["skipped"]]
+        lines += [f"skipped   {_shown_path(s['path'])}  ({s['reason']})" for s in listing["skipped"]]
     roles = ", ".join(f"{n} {r}" for r, n in listing["roles"].items()) or "none"
     skipped = ", ".join(f"{n} {r}" for r, n in listing["skipped_by_reason"].items() if n) or "none"
     lines.append(f"{sum(listing['roles'].values())} files indexed ({roles}); skipped: {skipped}")

@@ -25,6 +25,30 @@ def _load_graph(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, st
     return tuple(globs), files, load_graph_files(files)
 
 
+def graph_files_not_checked_out(root: Path, globs: tuple[str, ...]) -> list[str]:
+    """Tracked files the graph globs match that a sparse checkout left out of the working tree."""
+    from lamina.repo.files import GlobSet
+    from lamina.repo.git import not_checked_out
+
+    absent = not_checked_out(root)
+    if not absent:
+        return []
+    matches = GlobSet(globs)
+    return sorted(p for p in absent if matches.match(p))
+
+
+def no_graph_note(root: Path, globs: tuple[str, ...]) -> str:
+    """What to say when the graph globs match no file: a sparse checkout that left the graph out, or not."""
+    hidden = graph_files_not_checked_out(root, globs)
+    if hidden:
+        return (
+            f"no file matches {', '.join(globs)} in the working tree, but {len(hidden)} tracked file(s) do that "
+            f"this sparse checkout leaves out ({', '.join(hidden[:3])}{', …' if len(hidden) > 3 else ''}): "
+            "`git sparse-checkout add` their folder, or packets will hold sources only"
+        )
+    return f"no file matches {', '.join(globs) or '(no globs)'}: packets will hold sources only"
+
+
 def cmd_graph_check(args: argparse.Namespace) -> int:
     from lamina.graph.version import graph_version
 
@@ -44,7 +68,11 @@ def cmd_graph_check(args: argparse.Namespace) -> int:
     )
     if not files:
         # An empty graph is valid (packets then hold sources only), but a mistyped glob looks the same.
-        human += f"\nno file matches {', '.join(globs) or '(no globs)'}: packets will hold sources only"
+        from lamina.repo.git import locate
+
+        root = locate(Path.cwd()).root
+        payload["not_checked_out"] = graph_files_not_checked_out(root, globs)
+        human += "\n" + no_graph_note(root, globs)
     emit(args, payload, human)
     return 0
 

@@ -54,10 +54,15 @@ def cmd_init(args: argparse.Namespace) -> int:
         human += f"\nthe existing lamina.toml has problems ({err.message}): fix it, or `lamina init --force` rewrites it"
     else:
         if not payload["graph_files"]:
-            human += (
-                f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
-                "until one is written (the format: docs/product-graph.md in Lamina's documentation)"
-            )
+            from lamina.commands.graph import graph_files_not_checked_out, no_graph_note
+
+            if graph_files_not_checked_out(root, tuple(globs)):
+                human += "\nno product graph yet: " + no_graph_note(root, tuple(globs))
+            else:
+                human += (
+                    f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
+                    "until one is written (the format: docs/product-graph.md in Lamina's documentation)"
+                )
     emit(args, payload, human)
     return 0
 

@@ -290,7 +290,10 @@ class GraphdClient:
             body = read_body(self.sock)
         except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
             raise LaminaError(
-                "LAMINA_GRAPHD_UNAVAILABLE", f"graphd closed the connection during {op}"
+                "LAMINA_GRAPHD_UNAVAILABLE",
+                f"graphd closed the connection during {op}",
+                "graphd stopped while answering (stopped, killed, or crashed: `lamina graphd status` shows its "
+                "log). Run the command again: it starts graphd, and a build resumes with the work already done.",
             ) from exc
         frame = open_body(self.key, self.nonce, TO_CLIENT, body, seq - 1)
         if frame.seq != seq:

@@ -133,10 +133,12 @@ def indexed_changes(state: WorkingState, config: Config) -> tuple[str, ...]:
     """The changed paths the index reads: a commit of other files leaves the fingerprint as it was."""
     if not state.changed:
         return ()
-    from lamina.repo.files import GlobSet  # imported only when something changed (it costs ~50 ms)
+    from lamina.repo.files import UNUSUAL_NAME, GlobSet  # imported only when something changed (~50 ms)
 
     included, excluded = GlobSet(config.index.include), GlobSet(config.all_excludes)
-    return tuple(p for p in state.changed if included.match(p) and not excluded.match(p))
+    return tuple(
+        p for p in state.changed if included.match(p) and not excluded.match(p) and not UNUSUAL_NAME.search(p)
+    )
 
 
 def fingerprint(

@@ -140,8 +140,10 @@ def listed_files(ctx: BuildContext) -> list[tuple[str, str, int]]:
         except FileNotFoundError:
             continue
         for line in text.splitlines():
-            path, blob, size, *_role = line.split("\t")
-            listed.append((path, blob, int(size)))
+            fields = line.split("\t")
+            if len(fields) != 4 or not fields[2].isdigit():
+                continue  # a line an older Lamina wrote for a name with a tab or newline: that file is read again
+            listed.append((fields[0], fields[1], int(fields[2])))
     return listed
 
 

@@ -34,6 +34,7 @@ from lamina.errors import LaminaError
 from lamina.repo.status import status_entries
 
 SKIP_REASONS = (
+    "unusual_name",
     "binary",
     "too_large",
     "symlink",
@@ -42,6 +43,11 @@ SKIP_REASONS = (
     "vendored_or_generated",
     "unreadable",
 )
+
+# A path with a control character (a tab or newline in a name breaks every line-oriented record of it: the
+# build's shard lists, reports) or bytes that are not UTF-8 (kept by os.fsdecode as lone surrogates, which no
+# database, JSON or UTF-8 stream accepts). Such a file is skipped and counted, never a failed build.
+UNUSUAL_NAME = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 _MODE_SYMLINK = "120000"
 _MODE_GITLINK = "160000"  # a submodule: a commit id, not a file
@@ -274,6 +280,8 @@ def _path_skip_reason(
     excluded: GlobSet,
 ) -> str | None:
     """Reasons decided from the path and index mode alone, before touching the file."""
+    if UNUSUAL_NAME.search(cand.path):
+        return "unusual_name"
     if cand.mode == _MODE_GITLINK or cand.path.endswith("/"):  # untracked nested repo lists as "dir/"
         return "submodule"
     if cand.mode == _MODE_SYMLINK:

@@ -143,3 +143,18 @@ def commits_paths(git_dir: Path, commits: Sequence[str]) -> tuple[tuple[str, ...
         if lines:
             changed[lines[0]] = tuple(lines[1:])
     return tuple(changed.get(c, ()) for c in commits)
+
+
+def not_checked_out(root: Path) -> tuple[str, ...]:
+    """Tracked paths a sparse checkout leaves out of the working tree (git's skip-worktree entries, `S` in
+    `git ls-files -t`); () when the checkout is not sparse. Lamina reads the working tree, so a product graph
+    outside the sparse cone is no graph: callers name these files rather than say only "no file matches"."""
+    proc = subprocess.run(
+        ["git", "-C", str(root), "config", "--bool", "core.sparseCheckout"], capture_output=True, check=False
+    )
+    if proc.stdout.strip() != b"true":
+        return ()
+    listed = git(root, "ls-files", "-t", "-z").split(b"\0")
+    return tuple(
+        entry[2:].decode("utf-8", errors="surrogateescape") for entry in listed if entry[:2] == b"S "
+    )
