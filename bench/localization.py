@@ -47,11 +47,14 @@ DEPTH = 10  # `context search` returns at most constants.SOURCES_LIMIT (10) sour
 MIN_QUERY_WORDS = 4
 MAX_GOLD_FILES = 5
 CODE_EXTENSIONS = frozenset(
-    ".ts .tsx .mts .cts .js .jsx .mjs .cjs .rs .java .kt .scala .py .go .c .h .cc .cpp .hpp .cs .rb .swift".split()
-)
+    ".ts .tsx .mts .cts .js .jsx .mjs .cjs .rs .java .kt .scala .py .go .c .h .cc .cpp .hpp .cs .rb .swift .php".split()
+)  # .php since session 35 (composer joined the held-out set; no earlier case has a PHP file)
 TEST_DIRS = frozenset({"test", "tests", "__tests__", "spec", "specs", "__mocks__", "fixtures", "benches"})
 # foo.test.ts, foo.spec.ts, foo_test.go, test_foo.py, FooTest.java, Rust's tests.rs / foo_tests.rs
-TEST_FILE = re.compile(r"\.(test|spec)\.[^/]+$|_test\.[^/]+$|^test_|Tests?\.java$|(^|_)tests?\.rs$")
+TEST_FILE = re.compile(
+    r"\.(test|spec)\.[^/]+$|_test\.[^/]+$|^test_|Tests?\.(java|kt|php|swift|scala)$|(^|_)tests?\.rs$"
+)  # kt/php/swift/scala since session 35; with Kotlin Multiplatform's test source sets (src/jvmTest/) below
+_SOURCE_SET_TEST = re.compile(r"^[a-z][A-Za-z0-9]*Test$")
 
 # --- query cleaning ------------------------------------------------------------------------------
 _TRAILER = re.compile(r"^\s*(?:[A-Za-z][A-Za-z-]*-by|Change-Id|Signed-off)\s*:", re.IGNORECASE)
@@ -99,6 +102,8 @@ def is_code_path(path: str) -> bool:
 
 def is_test_path(path: str) -> bool:
     parts = path.split("/")
+    if any(a == "src" and _SOURCE_SET_TEST.match(b) for a, b in zip(parts[:-1], parts[1:-1], strict=False)):
+        return True
     return any(p in TEST_DIRS for p in parts[:-1]) or TEST_FILE.search(parts[-1]) is not None
 
 

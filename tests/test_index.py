@@ -856,3 +856,22 @@ def test_files_with_unusual_names_are_skipped_and_counted_not_a_failed_build(rep
     listing_file.write_text(listing_file.read_text() + "src/a\tb.py\tdeadbeef\t12\tcode\n")
     (repo / "src/payments.py").write_text(_module("payment", 6))
     assert prepare(repo)["index"]["generation"] != packet["index"]["generation"]
+
+
+def test_status_names_the_differing_files_after_a_build_that_failed(repo: Path) -> None:
+    """A build rewrites the shard lists as it starts; one that then fails (here: on an invalid product
+    graph) left status comparing the working tree with its lists, not the active generation's, and the new
+    file went unnamed (a new-user run, session 35). The lists the active generation read are kept apart."""
+    prepare(repo)
+    (repo / "src/gamma.py").write_text(_module("gamma", 2))
+    graph = repo / "product/checkout.toml"
+    good = graph.read_text()
+    graph.write_text(good + "\n[[workflow\n")  # not TOML: the build fails after selecting files
+    failed = run_lamina("work", "prepare", "capture payment", "--json", cwd=repo)
+    assert failed.returncode != 0
+    reasons = status(repo)["reasons"]
+    assert "1 indexed file differs from the index: src/gamma.py (new)" in reasons, reasons
+    graph.write_text(good)
+    assert status(repo)["reasons"] == ["1 indexed file differs from the index: src/gamma.py (new)"]
+    prepare(repo)
+    assert status(repo)["reasons"] == []

@@ -33,7 +33,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
     if fresh:
         reasons: list[str] = []
     elif gen.get("generation"):
-        reasons = _stale_reasons(ctx, manifest)
+        reasons = _stale_reasons(ctx, gen["generation"], manifest)
     else:
         reasons = _missing_reasons(read_json(ctx.path("manifest.json")))
     return {
@@ -66,7 +66,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
     }
 
 
-def _stale_reasons(ctx: Any, indexed: dict[str, Any]) -> list[str]:
+def _stale_reasons(ctx: Any, generation: str, indexed: dict[str, Any]) -> list[str]:
     """Why the current generation is stale: what differs between its manifest and the working tree now."""
     from lamina.constants import RETRIEVAL_SCHEMA_VERSION
     from lamina.errors import LaminaError
@@ -86,7 +86,7 @@ def _stale_reasons(ctx: Any, indexed: dict[str, Any]) -> list[str]:
         "schema_version": RETRIEVAL_SCHEMA_VERSION,
     }
     reasons = stale_reasons(
-        indexed, now, indexed_changes(ctx.state, ctx.config), _differing_files(ctx, indexed)
+        indexed, now, indexed_changes(ctx.state, ctx.config), _differing_files(ctx, generation, indexed)
     )
     model_reason = model_change_reason(indexed.get("model_digest"), ctx.model_digest)
     reasons += [model_reason] if model_reason else []
@@ -112,17 +112,23 @@ def _missing_reasons(built: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def _differing_files(ctx: Any, indexed: dict[str, Any]) -> list[str] | None:
+def _differing_files(ctx: Any, generation: str, indexed: dict[str, Any]) -> list[str] | None:
     """The files that differ between the current generation's build and the working tree now, or None when
-    this build dir's file lists are not that build's (a later build stopped before activating)."""
+    this build dir cannot tell (no list of the active generation's files, and the shard lists are a later
+    build's: one under way, failed or interrupted)."""
     from lamina.index.manifest import differing_files, read_json
-    from lamina.index.worker import listed_files
+    from lamina.index.worker import active_listed_files, active_record, listed_files
     from lamina.repo.files import select_files
 
-    built = read_json(ctx.path("manifest.json")) or {}
-    if built.get("source_revision") != indexed.get("source_revision"):
-        return None
-    before = {path: blob for path, blob, _size in listed_files(ctx)}
+    rows = None
+    if (active_record(ctx.build_dir) or {}).get("generation") == generation:
+        rows = active_listed_files(ctx.build_dir)  # what the active generation read, whatever ran since
+    if rows is None:  # a build dir from before ACTIVE_FILES: the shard lists, when they are that build's
+        built = read_json(ctx.path("manifest.json")) or {}
+        if built.get("source_revision") != indexed.get("source_revision"):
+            return None
+        rows = listed_files(ctx)
+    before = {path: blob for path, blob, _size in rows}
     now = {f.path: f.blob for f in select_files(ctx.ws.root, ctx.config).files}
     return differing_files(before, now)
 

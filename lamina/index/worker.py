@@ -133,17 +133,35 @@ def _accepted_blobs(ctx: BuildContext) -> dict[str, int]:
 
 def listed_files(ctx: BuildContext) -> list[tuple[str, str, int]]:
     """(path, blob, size) of every file the last manifest step of this identity selected (its shard lists)."""
-    listed = []
+    texts = []
     for name in shard_names():
         try:
-            text = ctx.path("files", f"{name}.tsv").read_text()
+            texts.append(ctx.path("files", f"{name}.tsv").read_text())
         except FileNotFoundError:
             continue
-        for line in text.splitlines():
-            fields = line.split("\t")
-            if len(fields) != 4 or not fields[2].isdigit():
-                continue  # a line an older Lamina wrote for a name with a tab or newline: that file is read again
-            listed.append((fields[0], fields[1], int(fields[2])))
+    return _parse_listing("".join(texts))
+
+
+ACTIVE_FILES = "active-files.tsv"  # the shard lists of the generation this build dir last activated
+
+
+def active_listed_files(ctx_dir: Path) -> list[tuple[str, str, int]] | None:
+    """(path, blob, size) of every file of the generation this build dir last activated; None before the
+    first activation that kept them. A later build rewrites the shard lists as it starts, so only these say
+    what the active generation read while another build runs, failed or was interrupted."""
+    try:
+        return _parse_listing((ctx_dir / ACTIVE_FILES).read_text())
+    except FileNotFoundError:
+        return None
+
+
+def _parse_listing(text: str) -> list[tuple[str, str, int]]:
+    listed = []
+    for line in text.splitlines():
+        fields = line.split("\t")
+        if len(fields) != 4 or not fields[2].isdigit():
+            continue  # a line an older Lamina wrote for a name with a tab or newline: that file is read again
+        listed.append((fields[0], fields[1], int(fields[2])))
     return listed
 
 
@@ -520,6 +538,7 @@ def step_generation(ctx: BuildContext) -> None:
     # (tests, docs, config: roles.EMBEDDED_ROLES) are not reuse: counting them so claimed two thirds of a
     # first build (session 33, starlette: "606 embedded, 1197 reused").
     ctx.stats["chunks_reused"] = max(0, with_embedding - embedded)
+    _keep_active_listing(ctx)
     write_json_atomic(
         ctx.path(ACTIVE_FILE),
         {"generation": result["generation"], "manifest": manifest, "digest": result["digest"]},
@@ -527,6 +546,22 @@ def step_generation(ctx: BuildContext) -> None:
     # Each remembered generation holds its shards' columns: ~10 MB at 16,700 chunks.
     ctx.memory.activated.put(str(ctx.build_dir), Activated(result["generation"], tuple(shards), ids))
     write_json_atomic(ctx.path(FINGERPRINT_FILE), ctx.fingerprint_record(result["generation"]))
+
+
+def _keep_active_listing(ctx: BuildContext) -> None:
+    """The shard lists as the activated generation read them, in one file (written before active.json names
+    the generation, so the two never disagree for long: a crash between leaves the newer list, which the
+    build that follows rewrites)."""
+    texts = []
+    for name in shard_names():
+        try:
+            texts.append(ctx.path("files", f"{name}.tsv").read_text())
+        except FileNotFoundError:
+            continue
+    target = ctx.path(ACTIVE_FILES)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    tmp.write_text("".join(texts))
+    os.replace(tmp, target)
 
 
 def active_record(ctx_dir: Path) -> dict[str, Any] | None:
