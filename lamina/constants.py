@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 18  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 19  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -66,6 +66,12 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         18,
         "a file that is not UTF-8 decodes as its coding cookie says, else with stray bytes as Latin-1 (not U+FFFD,"
         " which cut identifiers); files with a tab, newline or non-UTF-8 byte in the name are skipped (unusual_name)",
+    ),
+    (
+        19,
+        "Kotlin as ktfmt writes it (constructor on the next line, a body after a delegation), extension functions"
+        " named by their receiver; a main source set is code whatever a Spec suffix says; phpunit.xml.dist,"
+        " *.neon, gradlew config (KotlinPoet)",
     ),
 )
 CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,

@@ -174,7 +174,7 @@ def test_kotlin_classes_interfaces_enums_objects_companions_and_functions() -> N
         ("Level.up", "method", 23, 23),
         ("Utf8", "class", 25, 29),
         ("Utf8.size", "method", 26, 28),
-        ("encodeUtf8", "function", 31, 33),  # an extension function: named without its receiver type
+        ("String.encodeUtf8", "method", 31, 33),  # an extension function: named by its receiver type
     ]
 
 
@@ -305,3 +305,55 @@ def test_scala_classes_objects_traits_and_defs() -> None:
         ("Stat", "class", 17, 17),
         ("top", "function", 19, 20),
     ]
+
+
+def test_kotlin_as_ktfmt_writes_it() -> None:
+    """KotlinPoet (a new-user run, session 35): ktfmt puts the primary constructor on the line after the
+    class name, and a delegation (`: Taggable by tagMap {`) makes the grammar read the body as a lambda — its
+    18 core classes had no members; a KDoc after the imports and an annotation on its own line were left
+    out of the class's chunk; extension overloads were indistinguishable (`asClassName` three times)."""
+    text = source(
+        """
+        package com.squareup.kotlinpoet
+
+        import java.io.Closeable
+
+        /** A generated property. */
+        @OptIn(ExperimentalX::class)
+        public class PropertySpec
+        private constructor(
+          builder: Builder,
+          private val tagMap: TagMap = builder.buildTagMap(),
+        ) : Taggable by tagMap {
+          public val name: String = builder.name
+
+          public fun toBuilder(): Builder {
+            return Builder(name)
+          }
+        }
+
+        public fun KClass<*>.asClassName(): ClassName {
+          return ClassName(this)
+        }
+
+        public fun Class<*>.asClassName(): ClassName {
+          return ClassName(this)
+        }
+
+        internal fun `escape if needed`(s: String) {
+          return
+        }
+        """
+    )
+    assert named(chunk_file("kotlinpoet/src/jvmMain/kotlin/PropertySpec.kt", text)) == [
+        ("PropertySpec", "class", 5, 17),  # its KDoc and annotation included
+        ("PropertySpec.toBuilder", "method", 14, 16),
+        ("KClass.asClassName", "method", 19, 21),  # an extension: named by its receiver type, as Go's methods
+        ("Class.asClassName", "method", 23, 25),
+        ("escape if needed", "function", 27, 29),  # without the backticks
+    ]
+    (chunk,) = [c for c in chunk_file("PropertySpec.kt", text) if c.symbol == "PropertySpec"]
+    assert chunk.text.splitlines()[2:4] == [
+        "public class PropertySpec",
+        "private constructor(",
+    ]  # the file's lines

@@ -89,6 +89,16 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("core/src/ParserSuite.scala", "test"),
         ("build.sbt", "config"),
         ("build.sc", "config"),
+        # a main source set is production code whatever a Spec suffix or a specs/testing folder says (KotlinPoet)
+        ("kotlinpoet/src/jvmMain/kotlin/com/squareup/kotlinpoet/TypeSpec.kt", "code"),
+        ("interop/metadata/src/main/kotlin/com/squareup/kotlinpoet/metadata/specs/Specs.kt", "code"),
+        ("impl/maven-testing/src/main/java/org/apache/maven/testing/MojoExtension.java", "code"),
+        ("src/test/groovy/com/shop/CartSpec.groovy", "test"),
+        ("core/src/test/scala/ParserSpec.scala", "test"),
+        ("src/main/java/com/shop/CartTest.java", "test"),  # a *Test name still is
+        ("phpunit.xml.dist", "config"),
+        ("phpstan.neon", "config"),
+        ("gradlew", "config"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

@@ -190,6 +190,8 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
     grammar = code.grammar if code else language
     if grammar == "cpp":
         text = _without_annotation_macros(text)
+    elif grammar == "kotlin":
+        text = _with_constructors_joined(text)
     root = _parser(grammar).parse(text.encode("utf-8")).root_node
     if code is not None:
         return _code_chunks(path, language, code, root, lines, text)
@@ -216,6 +218,28 @@ _TRAILING_MACRO = re.compile(
     r"\)(?:\s|const\b|noexcept\b|override\b|final\b)*([A-Z][A-Z0-9_]*[A-Z0-9](?:\s*\([^()]*\))?)"
     r"(?=\s*(?:[{;]|:(?!:)|->|override\b|final\b|[A-Z][A-Z0-9_]*[A-Z0-9]\b))"
 )
+
+
+# ktfmt's class header: the primary constructor on the line after the name (`public class PropertySpec` /
+# `private constructor(…) : Taggable {`). The grammar ends the class at the newline and reads the rest as
+# garbage, so KotlinPoet's 18 core classes had no members.
+_KOTLIN_CLASS_HEADER_END = re.compile(r"\b(?:class|object)\s+[\w`$]+(?:\s*<[^<>]*(?:<[^<>]*>[^<>]*)*>)?\s*$")
+_KOTLIN_CONSTRUCTOR_LINE = re.compile(
+    r"^[ \t]*(?:@[\w.]+(?:\([^()]*\))?[ \t]+)*(?:(?:public|private|internal|protected)[ \t]+)?constructor\b"
+)
+
+
+def _with_constructors_joined(text: str) -> str:
+    """Such a constructor line moved up to its class's line, leaving an empty line: rows stay the file's (the
+    chunks keep the file's own lines)."""
+    if "constructor" not in text:
+        return text
+    lines = text.split("\n")
+    for row in range(len(lines) - 1):
+        if _KOTLIN_CONSTRUCTOR_LINE.match(lines[row + 1]) and _KOTLIN_CLASS_HEADER_END.search(lines[row]):
+            lines[row] = f"{lines[row]} {lines[row + 1].strip()}"
+            lines[row + 1] = ""
+    return "\n".join(lines)
 
 
 def _without_annotation_macros(text: str) -> str:
@@ -473,7 +497,7 @@ def _visit(
 def _make_symbol(
     node: Node, rule: SymbolRule, code: CodeLanguage, scope: tuple[str, ...], in_type: bool, lines: list[str]
 ) -> _Symbol | None:
-    body = node.child_by_field_name("body") or node
+    body = _kotlin_body(node) if code.grammar == "kotlin" else node.child_by_field_name("body") or node
     named: tuple[str, int, str | None] | None
     if node.type in _DECLARATIONS:
         declared = _declared(node, code)
@@ -580,12 +604,12 @@ def _leading_start(outer: Node, code: CodeLanguage, lines: list[str]) -> int:
     start = outer.start_point.row
     prev = outer.prev_named_sibling
     while prev is not None:
-        if prev.type not in code.leading and prev.named_children:
-            prev = prev.named_children[
-                -1
-            ]  # Kotlin's grammar ends a package header with the comments below it
+        for _ in range(3):  # Kotlin's grammar ends a package header or import list with the comments below it
+            if prev.type in code.leading or _annotation_alone(prev) or not prev.named_children:
+                break
+            prev = prev.named_children[-1]
         if not (
-            prev.type in code.leading
+            (prev.type in code.leading or _annotation_alone(prev))
             and _end_row(prev) >= start - 1
             and not lines[prev.start_point.row][: prev.start_point.column].strip()  # not a trailing comment
         ):
@@ -593,6 +617,16 @@ def _leading_start(outer: Node, code: CodeLanguage, lines: list[str]) -> int:
         start = prev.start_point.row
         prev = prev.prev_named_sibling
     return start
+
+
+def _annotation_alone(node: Node) -> bool:
+    """Kotlin: `@OptIn(X::class)` on its own line above a class, which the grammar reads as an annotated
+    expression rather than the class's modifier."""
+    return (
+        node.type == "prefix_expression"
+        and bool(node.named_children)
+        and node.named_children[0].type == "annotation"
+    )
 
 
 def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] | None:
@@ -699,22 +733,42 @@ def _csharp_member(node: Node) -> tuple[str, int, str | None] | None:
 def _kotlin_symbol(node: Node) -> tuple[str, int, str | None] | None:
     """A Kotlin class, interface, enum class, object or function with a body (the grammar has no fields).
 
-    The name is the declaration's own identifier child (a function's receiver type is a child of its
-    own); a function without a body (abstract, in an interface) stays a line of its type's chunk.
+    The name is the declaration's own identifier child, without backticks; an extension function is named
+    by its receiver type too (`KClass.asClassName`: the overloads for KClass, Class and TypeElement are told
+    apart). A function without a body (abstract, in an interface) stays a line of its type's chunk.
     """
     kinds = {child.type for child in node.children}
+    receiver = ""
     if node.type == "function_declaration":
         if "function_body" not in kinds:
             return None
         name_node = next((c for c in node.children if c.type == "simple_identifier"), None)
         kind = None
+        receiver_type = next((c for c in node.children if c.type == "receiver_type"), None)
+        if (
+            receiver_type is not None
+        ):  # `fun KClass<*>.asClassName()`: a method of KClass, as Go's `Recv.Method`
+            receiver = _clean_name(_text(receiver_type).rstrip("?")).rsplit(".", 1)[-1]
     else:
         name_node = next((c for c in node.children if c.type == "type_identifier"), None)
         kind = "interface" if "interface" in kinds else "enum" if "enum_class_body" in kinds else None
-    name = _clean_name(_text(name_node))
+    raw = _text(name_node)
+    name = raw[1:-1] if len(raw) > 2 and raw[0] == raw[-1] == "`" else _clean_name(raw)  # `escape if needed`
     if name_node is None or not name:
         return None
-    return name, name_node.start_point.row, kind
+    return (f"{receiver}.{name}" if receiver else name), name_node.start_point.row, kind
+
+
+def _kotlin_body(node: Node) -> Node:
+    """A Kotlin class's body: its class_body; or, after a delegation (`: Taggable by tagMap {…}`), the lambda
+    the grammar reads the body as (a trailing lambda of the delegate), when it ends the class; else the node."""
+    for child in node.children:
+        if child.type in ("class_body", "enum_class_body"):
+            return child
+    last = node.named_children[-1] if node.named_children else None
+    while last is not None and last.type != "lambda_literal":
+        last = last.named_children[-1] if last.named_children else None
+    return last if last is not None and last.end_byte == node.end_byte else node
 
 
 _SWIFT_KINDS = {"class": "class", "actor": "class", "struct": "struct", "enum": "enum", "extension": "impl"}

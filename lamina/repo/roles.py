@@ -62,7 +62,7 @@ CONFIG_NAMES = frozenset(
     codeowners .gitignore .gitattributes .dockerignore .npmignore .prettierrc .eslintrc .babelrc .nvmrc
     .editorconfig .flake8 .pylintrc .coveragerc go.mod go.work setup.py conftest.py noxfile.py tox.ini
     manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
-    makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc package.swift
+    makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc package.swift gradlew gradlew.bat mvnw
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
@@ -106,10 +106,15 @@ TEST_NAMES = re.compile(
 )
 # Build scripts named by a suffix a code file has too: Gradle's Kotlin scripts, SwiftPM's per-version
 # manifests (Package@swift-6.0.swift).
-CONFIG_NAME_PATTERNS = re.compile(r"\.gradle\.kts$|^package@swift-[0-9.]+\.swift$", re.IGNORECASE)
+CONFIG_NAME_PATTERNS = re.compile(
+    r"\.gradle\.kts$|^package@swift-[0-9.]+\.swift$|\.(xml|neon|ini|yml|yaml|json)\.dist$|\.neon$",
+    re.IGNORECASE,
+)  # phpunit.xml.dist, phpstan.neon(.dist): PHP tools' settings
 # Kotlin Multiplatform and Android source sets of tests: src/commonTest/, src/jvmTest/, src/androidUnitTest/
 # (camelCase, so src/latest/ is not one).
 _SOURCE_SET_TEST = re.compile(r"^[a-z][A-Za-z0-9]*Test$")
+_SOURCE_SET_MAIN = re.compile(r"^[a-z][A-Za-z0-9]*Main$")
+SPEC_NAME = re.compile(r"[a-z0-9]Spec\.[A-Za-z]+$")  # Spock/Kotest/ScalaTest specs, or KotlinPoet's TypeSpec
 
 
 @dataclass(frozen=True)
@@ -137,8 +142,15 @@ def conventional_role(path: str) -> str:
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
         return CONFIG
     code_like = suffix in CODE_SUFFIXES
-    test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
-    if TEST_NAMES.search(name) or test_folder or _java_test_tree(pure.parts[:-1]):
+    if _main_source_set(pure.parts[:-1]):
+        # Gradle/Maven production code: a `specs/` package or a `TypeSpec.kt` there is no test (KotlinPoet's
+        # core files were tests by the Spec suffix); only a *Test/*Tests/*IT name still is.
+        test_by_name = TEST_NAMES.search(name) is not None and SPEC_NAME.search(name) is None
+        test_folder = False
+    else:
+        test_by_name = TEST_NAMES.search(name) is not None
+        test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
+    if test_by_name or test_folder or _java_test_tree(pure.parts[:-1]):
         return TEST if code_like else DATA if suffix in DATA_SUFFIXES else TEST
     if DOCS_NAMES.match(name) or suffix in DOCS_SUFFIXES:
         return DOCS
@@ -149,6 +161,14 @@ def conventional_role(path: str) -> str:
     if suffix in CONFIG_SUFFIXES or name.startswith("."):
         return CONFIG
     return DATA
+
+
+def _main_source_set(folders: Sequence[str]) -> bool:
+    """Maven/Gradle production code: src/main/…, src/jvmMain/…, src/commonMain/… (camelCase source sets)."""
+    return any(
+        a.lower() == "src" and (b == "main" or _SOURCE_SET_MAIN.match(b) is not None)
+        for a, b in zip(folders, folders[1:], strict=False)
+    )
 
 
 def _java_test_tree(folders: Sequence[str]) -> bool:
