@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 19  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 20  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -72,6 +72,11 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         "Kotlin as ktfmt writes it (constructor on the next line, a body after a delegation), extension functions"
         " named by their receiver; a main source set is code whatever a Spec suffix says; phpunit.xml.dist,"
         " *.neon, gradlew config (KotlinPoet)",
+    ),
+    (
+        20,
+        "a Kotlin extension function declared in a class is the class's method (Pool.jitterBy), not Pool.Long.jitterBy;"
+        " only top-level extensions are named by their receiver",
     ),
 )
 CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,

@@ -343,6 +343,12 @@ def test_kotlin_as_ktfmt_writes_it() -> None:
         internal fun `escape if needed`(s: String) {
           return
         }
+
+        class Pool {
+          private fun Long.jitterBy(amount: Int): Long {
+            return this + amount
+          }
+        }
         """
     )
     assert named(chunk_file("kotlinpoet/src/jvmMain/kotlin/PropertySpec.kt", text)) == [
@@ -351,6 +357,13 @@ def test_kotlin_as_ktfmt_writes_it() -> None:
         ("KClass.asClassName", "method", 19, 21),  # an extension: named by its receiver type, as Go's methods
         ("Class.asClassName", "method", 23, 25),
         ("escape if needed", "function", 27, 29),  # without the backticks
+        ("Pool", "class", 31, 35),
+        (
+            "Pool.jitterBy",
+            "method",
+            32,
+            34,
+        ),  # an extension declared in a class is the class's, not Pool.Long's
     ]
     (chunk,) = [c for c in chunk_file("PropertySpec.kt", text) if c.symbol == "PropertySpec"]
     assert chunk.text.splitlines()[2:4] == [

@@ -745,9 +745,9 @@ def _kotlin_symbol(node: Node) -> tuple[str, int, str | None] | None:
         name_node = next((c for c in node.children if c.type == "simple_identifier"), None)
         kind = None
         receiver_type = next((c for c in node.children if c.type == "receiver_type"), None)
-        if (
-            receiver_type is not None
-        ):  # `fun KClass<*>.asClassName()`: a method of KClass, as Go's `Recv.Method`
+        # `fun KClass<*>.asClassName()`: a method of KClass, as Go's `Recv.Method`; an extension declared in
+        # a class stays the class's (`Pool.jitterBy`, not `Pool.Long.jitterBy`, read as a nested class)
+        if receiver_type is not None and node.parent is not None and node.parent.type == "source_file":
             receiver = _clean_name(_text(receiver_type).rstrip("?")).rsplit(".", 1)[-1]
     else:
         name_node = next((c for c in node.children if c.type == "type_identifier"), None)
