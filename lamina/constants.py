@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 20  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 21  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -77,6 +77,12 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         20,
         "a Kotlin extension function declared in a class is the class's method (Pool.jitterBy), not Pool.Long.jitterBy;"
         " only top-level extensions are named by their receiver",
+    ),
+    (
+        21,
+        "Scala: symbols end before the next one (indented bodies took the next def), package objects, givens and"
+        " extensions name their members; Swift: deinit, subscripts, #if branches all kept; DocC, demo/, perftests/,"
+        " build.mill, *.podspec, Fastfile, *.pbxproj roles (Kingfisher, fastparse)",
     ),
 )
 CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,

@@ -235,7 +235,7 @@ def test_symbols_under_a_root_error_node_are_symbols(monkeypatch: pytest.MonkeyP
     ]
     assert_sane(chunks, ROOT_ERROR)
     # The whole file's parse alone (no first-branch parse) finds them inside the ERROR node.
-    monkeypatch.setattr(chunker, "_first_branches", lambda text: None)
+    monkeypatch.setattr(chunker, "_first_branches", lambda text, all_branches=False: None)
     chunks = chunk_file("src/dtoa.c", ROOT_ERROR)
     assert named(chunks) == [
         ("Bigint", "struct", 7, 11),

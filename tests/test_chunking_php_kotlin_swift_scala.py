@@ -370,3 +370,93 @@ def test_kotlin_as_ktfmt_writes_it() -> None:
         "public class PropertySpec",
         "private constructor(",
     ]  # the file's lines
+
+
+def test_scala_indented_bodies_end_before_the_next_declaration() -> None:
+    """fastparse (a new-user run, session 35): a `def` whose body starts on the next line took the next
+    declaration's doc comment and first line (42 of 1,648 symbols), and an indented `enum Color:` ended on
+    the blank line after it."""
+    text = source(
+        """
+        object O {
+          def a(x: Int): String =
+            if (x > 0) "p" else "n"
+
+          /** doc b */
+          def b(): Int = {
+            1
+          }
+        }
+        enum Color:
+          case Red, Green
+
+        val after = 1
+        """
+    )
+    assert named(chunk_file("O.scala", text)) == [
+        ("O", "class", 1, 9),
+        ("O.a", "method", 2, 3),
+        ("O.b", "method", 5, 8),
+        ("Color", "enum", 10, 11),
+    ]
+
+
+def test_scala_package_objects_givens_and_extensions_name_their_members() -> None:
+    text = source(
+        """
+        package object fastparse {
+          def P[T](t: T): T = t
+        }
+        given intShow: Show[Int] with
+          def show(a: Int): String = a.toString
+        extension (s: String)
+          def shout: String = s.toUpperCase
+        """
+    )
+    assert named(chunk_file("fastparse/src-3/package.scala", text)) == [
+        ("fastparse", "class", 1, 3),
+        ("fastparse.P", "method", 2, 2),
+        ("intShow", "class", 4, 5),
+        ("intShow.show", "method", 5, 5),
+        ("String", "impl", 6, 7),  # named by the type it extends, as a Swift extension
+        ("String.shout", "method", 7, 7),
+    ]
+
+
+def test_swift_deinit_subscripts_and_conditional_members_at_the_top_of_a_body() -> None:
+    """Kingfisher: `#if os(macOS) … #else … #endif` opening an extension's body broke the whole body (its
+    members were top-level functions); `deinit` and `subscript` were never symbols. Swift's branches are
+    whole declarations each, so both are kept."""
+    text = source(
+        """
+        final class Player {
+            deinit {
+                print("gone")
+            }
+            subscript(i: Int) -> Int {
+                get { i }
+                set { }
+            }
+            subscript(key k: String) -> Int { 1 }
+        }
+        extension Wrapper {
+            #if os(macOS)
+            func draw() -> Int { return 1 }
+            #else
+            func draw() -> Int { return 2 }
+            #endif
+            func after() {
+                work()
+            }
+        }
+        """
+    )
+    assert named(chunk_file("Sources/Player.swift", text)) == [
+        ("Player", "class", 1, 10),
+        ("Player.deinit", "method", 2, 4),
+        ("Player.subscript", "property", 5, 8),  # the one-line subscript stays a line of the class
+        ("Wrapper", "impl", 11, 20),
+        ("Wrapper.draw", "method", 13, 13),
+        ("Wrapper.draw", "method", 15, 15),  # the #else copy too
+        ("Wrapper.after", "method", 17, 19),
+    ]

@@ -99,6 +99,15 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("phpunit.xml.dist", "config"),
         ("phpstan.neon", "config"),
         ("gradlew", "config"),
+        # Kingfisher and fastparse (session 35)
+        ("Sources/Documentation.docc/Resources/code-files/01-ViewController-1.swift", "docs"),
+        ("Demo/Demo/ViewController.swift", "docs"),
+        ("perftests/resources/GenJSCode.scala", "test"),
+        ("build.mill", "config"),
+        ("Kingfisher.podspec", "config"),
+        ("fastlane/Fastfile", "config"),
+        ("Kingfisher.xcodeproj/project.pbxproj", "config"),
+        ("readme/Changelog.scalatex", "docs"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

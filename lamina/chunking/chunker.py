@@ -18,7 +18,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tree_sitter import Node, Parser
 from tree_sitter_language_pack import get_parser
@@ -349,7 +349,10 @@ def _first_branch_parse(
     an out-of-line `PosixEnv::Schedule` as a function `PosixEnv` (leveldb's env_posix.cc, where an `#if`
     inside a constructor's initializer list broke 891 lines). Chunks keep the file's lines.
     """
-    blanked = _first_branches(text)
+    # Swift's branches must each be whole statements or declarations (the compiler parses them all), so
+    # they are all kept: an `#if os(macOS) func draw… #else func draw… #endif` at the top of a type's body
+    # broke the whole body (Kingfisher), and the first branch alone would lose the `#else` copy.
+    blanked = _first_branches(text, all_branches=code.grammar == "swift")
     if blanked is None:
         return root, symbols
     other = _parser(code.grammar).parse(blanked.encode("utf-8")).root_node
@@ -362,8 +365,9 @@ def _first_branch_parse(
     return other, found
 
 
-def _first_branches(text: str) -> str | None:
-    """The text with every conditional directive line and each `#elif`/`#else` branch's lines made empty.
+def _first_branches(text: str, all_branches: bool = False) -> str | None:
+    """The text with every conditional directive line and each `#elif`/`#else` branch's lines made empty
+    (with `all_branches`, only the directive lines: Swift's branches are whole declarations each).
 
     Line numbers stay those of the file. `#if 0` is a group like any other (its first branch is kept).
     None when there is no directive or they do not balance (an `#endif` with no `#if`, an `#if` never
@@ -388,7 +392,7 @@ def _first_branches(text: str) -> str | None:
         elif word == "endif":
             skipping = outer.pop()
         else:  # elif, elseif, else: the group's first branch is over
-            skipping = True
+            skipping = not all_branches
         while True:  # the directive and its continuation lines
             continued = lines[row].rstrip().endswith("\\")
             lines[row], changed, row = "", True, row + 1
@@ -471,7 +475,23 @@ def _find_symbols(
         found.extend(_visit(child, code, scope, in_type, lines, depth))
     if node.type == "ERROR" and code.grammar in ("c", "cpp"):
         found = _with_open_functions(node, code, scope, in_type, lines, found)
-    return found
+    return _without_overlaps(found, lines)
+
+
+def _without_overlaps(found: list[_Symbol], lines: list[str]) -> list[_Symbol]:
+    """Sibling symbols end before the next one starts, and not on blank lines. Scala's indentation grammar
+    lets `def a(x: Int): String =` + an indented body take the next declaration's doc comment and first line
+    (fastparse: 42 of 1,648 symbols), and a Scala 3 `enum Color:` end on the blank line after it."""
+    out = []
+    for at, sym in enumerate(found):
+        end = sym.end
+        following = [other.start for other in found[at + 1 :] if other.start > sym.start]
+        if following and end >= min(following):
+            end = min(following) - 1
+        while end > sym.start and not lines[end].strip():
+            end -= 1
+        out.append(sym if end == sym.end else replace(sym, end=end))
+    return out
 
 
 def _visit(
@@ -497,7 +517,12 @@ def _visit(
 def _make_symbol(
     node: Node, rule: SymbolRule, code: CodeLanguage, scope: tuple[str, ...], in_type: bool, lines: list[str]
 ) -> _Symbol | None:
-    body = _kotlin_body(node) if code.grammar == "kotlin" else node.child_by_field_name("body") or node
+    if code.grammar == "kotlin":
+        body = _kotlin_body(node)
+    elif node.type == "extension_definition":  # Scala 3: its body may be the one `def` itself
+        body = node
+    else:
+        body = node.child_by_field_name("body") or node
     named: tuple[str, int, str | None] | None
     if node.type in _DECLARATIONS:
         declared = _declared(node, code)
@@ -640,8 +665,14 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return None  # an abstract or interface method: a line of its type's chunk, not a chunk
     if code.grammar == "csharp" and (t in _CSHARP_ACCESSOR_MEMBERS or t in _CSHARP_OPERATORS):
         return _csharp_member(node)
-    if code.grammar == "swift" and t in ("class_declaration", "property_declaration"):
+    if code.grammar == "swift" and t in _SWIFT_SPECIAL:
         return _swift_symbol(node)
+    if t == "extension_definition":  # Scala 3 `extension (s: String)`: named by the extended type
+        params = node.child_by_field_name("parameters")
+        first = params.named_children[0] if params is not None and params.named_children else None
+        extended = first.child_by_field_name("type") if first is not None else None
+        name = _clean_name(_text(extended)).rsplit(".", 1)[-1]
+        return (name, node.start_point.row, None) if extended is not None and name else None
     if t in ("field_definition", "public_field_definition"):
         if not _is_function_value(node.child_by_field_name("value")):
             return None
@@ -774,10 +805,23 @@ def _kotlin_body(node: Node) -> Node:
 _SWIFT_KINDS = {"class": "class", "actor": "class", "struct": "struct", "enum": "enum", "extension": "impl"}
 
 
+_SWIFT_SPECIAL = frozenset(
+    {"class_declaration", "property_declaration", "deinit_declaration", "subscript_declaration"}
+)
+
+
 def _swift_symbol(node: Node) -> tuple[str, int, str | None] | None:
     """A Swift type by its declaration kind (an extension is named by the type it extends, like a Rust
     impl), or a computed property with code DECLARATION_MIN_LINES lines or more from its name (a stored
     or one-line property stays a line of its type's chunk)."""
+    if node.type == "deinit_declaration":  # no name of its own: its keyword, as `init` is
+        keyword = node.children[0] if node.children else None
+        return ("deinit", keyword.start_point.row, None) if keyword is not None else None
+    if node.type == "subscript_declaration":  # a C# indexer's kin: `subscript`, a property when 3+ lines
+        keyword = node.children[0] if node.children else None
+        if keyword is None or _end_row(node) - keyword.start_point.row + 1 < DECLARATION_MIN_LINES:
+            return None
+        return "subscript", keyword.start_point.row, None
     name_node = node.child_by_field_name("name")
     name = _clean_name(_text(name_node))
     if name_node is None or not name:

@@ -196,8 +196,9 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
             "function_declaration": _F,
             "init_declaration": _F,
             "deinit_declaration": _F,
-            # a computed property with DECLARATION_MIN_LINES lines or more (SwiftUI's `var body`)
+            # a computed property or subscript with DECLARATION_MIN_LINES lines or more (SwiftUI's `var body`)
             "property_declaration": _PROPERTY,
+            "subscript_declaration": _PROPERTY,
         },
         leading=frozenset({"comment", "multiline_comment"}),
     ),
@@ -209,6 +210,11 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
             "trait_definition": SymbolRule("trait", CONTAINER),
             "enum_definition": SymbolRule("enum", CONTAINER),
             "function_definition": _F,
+            # `package object fastparse {…}` and Scala 3's `given intShow: Show[Int] with …` hold members like
+            # an object; `extension (s: String) …` is named by the type it extends, like a Swift extension
+            "package_object": _CLASS,
+            "given_definition": _CLASS,
+            "extension_definition": SymbolRule("impl", CONTAINER),
         },
         leading=frozenset({"comment", "block_comment"}),
     ),

@@ -38,7 +38,7 @@ CODE_SUFFIXES = frozenset(
     """.split()
 )  # .y/.yy and .l/.ll: yacc/bison grammars and lex/flex scanners (their generated C is skipped); .ru: rackup
 DOCS_SUFFIXES = frozenset(
-    ".md .markdown .rst .txt .adoc .asciidoc .org .tex .rtf .pod .rdoc .texi .texinfo".split()
+    ".md .markdown .rst .txt .adoc .asciidoc .org .tex .rtf .pod .rdoc .texi .texinfo .scalatex".split()
 )
 CONFIG_SUFFIXES = frozenset(
     """
@@ -62,7 +62,8 @@ CONFIG_NAMES = frozenset(
     codeowners .gitignore .gitattributes .dockerignore .npmignore .prettierrc .eslintrc .babelrc .nvmrc
     .editorconfig .flake8 .pylintrc .coveragerc go.mod go.work setup.py conftest.py noxfile.py tox.ini
     manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
-    makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc package.swift gradlew gradlew.bat mvnw
+    makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc build.mill mill package.swift gradlew gradlew.bat mvnw
+    fastfile appfile podfile cartfile
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
@@ -72,13 +73,13 @@ GENERATED_NAMES = re.compile(
 )
 TEST_DIRS = frozenset(
     "test tests testing __tests__ __test__ __mocks__ spec specs e2e integration-tests integration_tests it "
-    "benches bench benchmarks benchmark conformance".split()
+    "benches bench benchmarks benchmark perftests perftest conformance".split()
 )
 DATA_DIRS = frozenset(
     "testdata test-data test_data fixtures fixture __fixtures__ __snapshots__ snapshots".split()
 )
 DOCS_DIRS = frozenset(
-    "docs doc documentation examples example samples sample man changelog.d changes".split()
+    "docs doc documentation examples example samples sample demo demos man changelog.d changes".split()
 )
 # build/ is neither: tracked files there are build scripts (code by their suffix: a task "fix build signing"
 # means Build/sign.ps1) and settings (config by theirs); build output is gitignored, and [index]'s default
@@ -107,9 +108,10 @@ TEST_NAMES = re.compile(
 # Build scripts named by a suffix a code file has too: Gradle's Kotlin scripts, SwiftPM's per-version
 # manifests (Package@swift-6.0.swift).
 CONFIG_NAME_PATTERNS = re.compile(
-    r"\.gradle\.kts$|^package@swift-[0-9.]+\.swift$|\.(xml|neon|ini|yml|yaml|json)\.dist$|\.neon$",
+    r"\.gradle\.kts$|^package@swift-[0-9.]+\.swift$|\.(xml|neon|ini|yml|yaml|json)\.dist$|\.neon$|\.podspec$|"
+    r"\.pbxproj$|\.xcconfig$|\.mill$",
     re.IGNORECASE,
-)  # phpunit.xml.dist, phpstan.neon(.dist): PHP tools' settings
+)  # phpunit.xml.dist, phpstan.neon(.dist): PHP tools' settings; CocoaPods and Xcode projects; Mill builds
 # Kotlin Multiplatform and Android source sets of tests: src/commonTest/, src/jvmTest/, src/androidUnitTest/
 # (camelCase, so src/latest/ is not one).
 _SOURCE_SET_TEST = re.compile(r"^[a-z][A-Za-z0-9]*Test$")
@@ -154,7 +156,7 @@ def conventional_role(path: str) -> str:
         return TEST if code_like else DATA if suffix in DATA_SUFFIXES else TEST
     if DOCS_NAMES.match(name) or suffix in DOCS_SUFFIXES:
         return DOCS
-    if any(f in DOCS_DIRS for f in folders):
+    if any(f in DOCS_DIRS or f.endswith(".docc") for f in folders):  # a DocC catalog's tutorial code
         return DOCS
     if code_like:
         return CODE
