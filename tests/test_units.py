@@ -621,3 +621,28 @@ def test_a_progress_line_promises_no_eta_before_anything_is_measured() -> None:
     assert "ETA" not in progress.line() and progress.line().startswith("embedding chunks: 1184/1184 (")
     for line in ("embedding chunks: 0/1184 (starting)", progress.line()):  # MCP progress still reads them
         assert _PROGRESS_LINE.match(line) is not None
+
+
+def test_a_plain_progress_stream_does_not_print_the_last_line_twice() -> None:
+    import io
+
+    from lamina.index.progress import Progress
+
+    stream = io.StringIO()
+    progress = Progress(stream=stream, live=False)
+    progress.start("embedding chunks", 3)
+    progress.advance(3)
+    progress._print(force=True)  # what the interval prints when the phase has just completed
+    progress.finish()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "embedding chunks: 0/3 (starting)"
+    assert [line.split(" (")[0] for line in lines[1:]] == ["embedding chunks: 3/3"]
+    stream2 = io.StringIO()
+    progress = Progress(stream=stream2, live=False)
+    progress.start("chunking files", 2)
+    progress.advance(2)
+    progress.finish()  # nothing printed since the start: the final count is
+    assert [line.split(" (")[0] for line in stream2.getvalue().splitlines()] == [
+        "chunking files: 0/2",
+        "chunking files: 2/2",
+    ]

@@ -79,6 +79,7 @@ class Progress:
         self.started = time.monotonic()
         self.last_print = 0.0
         self.samples: deque[tuple[float, int]] = deque(maxlen=4096)  # (time, done) of this phase
+        self.printed_done = -1  # `done` of the last line a plain stream got
 
     def check(self) -> None:
         if self.cancelled is not None and self.cancelled.is_set():
@@ -88,6 +89,7 @@ class Progress:
         self.check()
         self.finish()
         self.phase, self.total, self.done = phase, total, 0
+        self.printed_done = -1
         self.started = time.monotonic()
         self.last_print = 0.0
         self.samples.clear()
@@ -127,12 +129,13 @@ class Progress:
             self.stream.write(self.line() + "\n")
             self.stream.flush()
             self.last_print = now
+            self.printed_done = self.done
 
     def finish(self) -> None:
         if self.phase and not self.quiet and self.total:
             if self.live:
                 self.stream.write("\r\033[K" + self.line() + "\n")
-            else:
+            elif self.printed_done != self.done:  # not the line just printed again ("375/375" twice)
                 self.stream.write(self.line() + "\n")
             self.stream.flush()
         self.phase = ""
