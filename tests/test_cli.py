@@ -131,7 +131,26 @@ def test_context_files_lists_each_file_s_role_and_each_skipped_file_s_reason(tmp
     assert listing["roles"]["code"] == 3 and listing["skipped_by_reason"]["vendored_or_generated"] == 1
     only_tests = run_lamina("context", "files", "--role", "test", cwd=root)
     assert only_tests.stdout.splitlines()[0].split() == ["test", "tests/test_main.c"]
-    assert "src/main.c" not in only_tests.stdout and "skipped" in only_tests.stdout.splitlines()[-1]
+    assert "src/main.c" not in only_tests.stdout and "files indexed" in only_tests.stdout.splitlines()[-1]
+    assert listing["unmatched_role_globs"] == [] and listing["include_matches_nothing"] is False
+
+
+def test_context_files_names_settings_that_select_nothing(tmp_path: Path) -> None:
+    """A [roles] glob that matches no file, or [index] include/exclude that leave none, looked exactly like
+    no setting at all (a new-user run, session 35)."""
+    root = make_repo(tmp_path / "c", {
+        "lamina.toml": '[roles]\ncode = ["scirpts/**"]\ntest = ["qa/**"]\n',
+        "src/main.py": "def main():\n    return 0\n",
+        "qa/check.py": "def check():\n    return 0\n",
+    })  # fmt: skip
+    listing = json.loads(run_lamina("context", "files", "--json", cwd=root).stdout)
+    assert listing["unmatched_role_globs"] == ["roles.code: scirpts/**"]
+    human = run_lamina("context", "files", cwd=root).stdout
+    assert "note: lamina.toml's roles.code: scirpts/** matches no indexed file" in human
+    (root / "lamina.toml").write_text('[index]\ninclude = ["source/**"]\n')
+    listing = json.loads(run_lamina("context", "files", "--json", cwd=root).stdout)
+    assert listing["files"] == [] and listing["include_matches_nothing"] is True
+    assert "leave no file to index" in run_lamina("context", "files", cwd=root).stdout
 
 
 @pytest.mark.parametrize(

@@ -350,3 +350,20 @@ def test_git_is_required(tmp_path: Path) -> None:
     proc = run_lamina("work", "prepare", "x", "--json", cwd=tmp_path)
     assert proc.returncode == ERROR_CODES["LAMINA_NOT_A_REPO"][0]
     assert json.loads(proc.stdout)["error"]["code"] == "LAMINA_NOT_A_REPO"
+
+
+def test_a_product_graph_is_checked_and_listed_outside_a_git_repository(tmp_path: Path) -> None:
+    """`graph check` and `graph list` read files only; a graph drafted before `git init` can be checked
+    (they refused with LAMINA_NOT_A_REPO). Commands that index still need git."""
+    (tmp_path / "product").mkdir()
+    (tmp_path / "product" / "shop.toml").write_text(
+        '[[workflow]]\nid = "refund-order"\ntitle = "Refund an order"\nsummary = "Give money back."\n'
+    )
+    check = run_lamina("graph", "check", "--json", cwd=tmp_path)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert json.loads(check.stdout)["files"] == ["product/shop.toml"]
+    listed = run_lamina("graph", "list", cwd=tmp_path)
+    assert listed.returncode == 0 and "refund-order" in listed.stdout
+    (tmp_path / "product" / "shop.toml").write_text("[[workflow]]\nid = 1\n")
+    assert run_lamina("graph", "check", cwd=tmp_path).returncode == ERROR_CODES["LAMINA_GRAPH_INVALID"][0]
+    assert run_lamina("context", "status", cwd=tmp_path).returncode == ERROR_CODES["LAMINA_NOT_A_REPO"][0]

@@ -208,7 +208,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
         "last build:   "
         + (
-            f"{lb.get('files_scanned', 0)} files ({lb.get('files_skipped', 0)} skipped), "
+            f"{lb.get('files_scanned', 0)} files indexed ({lb.get('files_skipped', 0)} skipped), "
             f"{vector_counts(lb)}, {lb.get('seconds', 0)} s"
             if lb
             else "(no build yet)"
@@ -288,7 +288,7 @@ def indexed_files(role: str | None = None) -> dict[str, Any]:
     from lamina.config import load_config
     from lamina.repo.files import select_files
     from lamina.repo.git import locate
-    from lamina.repo.roles import file_role, role_rules
+    from lamina.repo.roles import file_role, role_rules, unmatched_role_globs
 
     root = locate(Path.cwd()).root
     config = load_config(root)
@@ -301,6 +301,9 @@ def indexed_files(role: str | None = None) -> dict[str, Any]:
         "skipped_by_reason": dict(selection.skipped),
         "files": [f for f in files if role is None or f["role"] == role],
         "skipped": [{"path": p, "reason": r} for p, r in selection.skipped_paths.items()],
+        # lamina.toml settings that select nothing: a mistyped glob looks like no setting at all
+        "unmatched_role_globs": unmatched_role_globs(rules, [f.path for f in selection.files]),
+        "include_matches_nothing": not files and selection.skipped.get("excluded", 0) > 0,
     }
 
 
@@ -312,6 +315,9 @@ def cmd_files(args: argparse.Namespace) -> int:
     roles = ", ".join(f"{n} {r}" for r, n in listing["roles"].items()) or "none"
     skipped = ", ".join(f"{n} {r}" for r, n in listing["skipped_by_reason"].items() if n) or "none"
     lines.append(f"{sum(listing['roles'].values())} files indexed ({roles}); skipped: {skipped}")
+    lines += [f"note: lamina.toml's {g} matches no indexed file" for g in listing["unmatched_role_globs"]]
+    if listing["include_matches_nothing"]:
+        lines.append("note: lamina.toml's [index] include and exclude leave no file to index")
     emit(args, listing, "\n".join(lines))
     return 0
 

@@ -17,12 +17,25 @@ def _load_graph(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, st
     writes."""
     from lamina.config import load_config
     from lamina.graph.load import load_graph_files, read_graph_files
-    from lamina.repo.git import locate
 
-    root = locate(Path.cwd()).root
+    root = _graph_root()
     globs = tuple(args.paths) if getattr(args, "paths", None) else load_config(root).graph.paths
     files = read_graph_files(root, globs)
     return tuple(globs), files, load_graph_files(files)
+
+
+def _graph_root() -> Path:
+    """The repository's top level; outside a git repository the current directory: checking and listing a
+    product graph reads its files and nothing else (a graph can be drafted before `git init`)."""
+    from lamina.errors import LaminaError
+    from lamina.repo.git import locate
+
+    try:
+        return locate(Path.cwd()).root
+    except LaminaError as err:
+        if err.code != "LAMINA_NOT_A_REPO":
+            raise
+        return Path.cwd()
 
 
 def graph_files_not_checked_out(root: Path, globs: tuple[str, ...]) -> list[str]:
@@ -68,9 +81,7 @@ def cmd_graph_check(args: argparse.Namespace) -> int:
     )
     if not files:
         # An empty graph is valid (packets then hold sources only), but a mistyped glob looks the same.
-        from lamina.repo.git import locate
-
-        root = locate(Path.cwd()).root
+        root = _graph_root()
         payload["not_checked_out"] = graph_files_not_checked_out(root, globs)
         human += "\n" + no_graph_note(root, globs)
     emit(args, payload, human)

@@ -200,6 +200,17 @@ def file_role(path: str, rules: RoleRules | None = None) -> str:
     return conventional_role(path)
 
 
+def unmatched_role_globs(rules: RoleRules, paths: Sequence[str]) -> list[str]:
+    """`[roles]` globs that match none of these paths, as `roles.<role>: <glob>` (a typo is silent otherwise)."""
+    unmatched = []
+    for role, globs in rules.overrides.items():
+        for glob in globs:
+            spec = _spec((glob,))
+            if not any(spec.match_file(p) for p in paths):
+                unmatched.append(f"roles.{role}: {glob}")
+    return unmatched
+
+
 def role_rules(config: object) -> RoleRules:
     """The role rules of a loaded lamina.toml (lamina.config.Config)."""
     roles = getattr(config, "roles", None)
