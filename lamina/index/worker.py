@@ -133,13 +133,18 @@ def _accepted_blobs(ctx: BuildContext) -> dict[str, int]:
 
 def listed_files(ctx: BuildContext) -> list[tuple[str, str, int]]:
     """(path, blob, size) of every file the last manifest step of this identity selected (its shard lists)."""
+    return _parse_listing(_shard_lists(ctx))
+
+
+def _shard_lists(ctx: BuildContext) -> str:
+    """The shard lists the last manifest step wrote, one after the other (a missing one counts as empty)."""
     texts = []
     for name in shard_names():
         try:
             texts.append(ctx.path("files", f"{name}.tsv").read_text())
         except FileNotFoundError:
             continue
-    return _parse_listing("".join(texts))
+    return "".join(texts)
 
 
 ACTIVE_FILES = "active-files.tsv"  # the shard lists of the generation this build dir last activated
@@ -552,15 +557,9 @@ def _keep_active_listing(ctx: BuildContext) -> None:
     """The shard lists as the activated generation read them, in one file (written before active.json names
     the generation, so the two never disagree for long: a crash between leaves the newer list, which the
     build that follows rewrites)."""
-    texts = []
-    for name in shard_names():
-        try:
-            texts.append(ctx.path("files", f"{name}.tsv").read_text())
-        except FileNotFoundError:
-            continue
     target = ctx.path(ACTIVE_FILES)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text("".join(texts))
+    tmp.write_text(_shard_lists(ctx))
     os.replace(tmp, target)
 
 
