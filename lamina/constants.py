@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 21  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 22  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -83,6 +83,12 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         "Scala: symbols end before the next one (indented bodies took the next def), package objects, givens and"
         " extensions name their members; Swift: deinit, subscripts, #if branches all kept; DocC, demo/, perftests/,"
         " build.mill, *.podspec, Fastfile, *.pbxproj roles (Kingfisher, fastparse)",
+    ),
+    (
+        22,
+        "Python module-level assignments and TypeScript type aliases of 3+ lines are symbols; a code file named"
+        " history/security/changes/license is code, not docs; Django migrations and versioned or -min JS/CSS"
+        " generated (django-rest-framework, excalidraw)",
     ),
 )
 CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,
@@ -951,6 +957,11 @@ LOCALIZE_FILE_SCORER_SHORTLIST = 30
 # typeorm always below; newer commits weighted more (half-life 300 / 1000 commits): MRR 0.652 / 0.696 against
 # 0.677, typeorm 0.571 / 0.599 against 0.679. Not wired into graphd for lack of a gain outside noise.
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)
+# A source's name (symbol or file stem) that more than this share of the related candidates hold (and at least
+# RELATED_COMMON_MIN) ties none of them to it. Fixed, not tuned: a new-user run on django-rest-framework saw
+# every test tied to `rest_framework/test.py` by its stem "test".
+RELATED_COMMON_FRACTION = 0.5
+RELATED_COMMON_MIN = 4
 
 # The confidence of selection's outcome (decision.confidence; the packet's `selection.confidence`): a logistic
 # model of whether the outcome a task was given is right (decision.CONFIDENCE_FEATURES: which outcome, the learned

@@ -114,8 +114,11 @@ def render_packet(packet: dict[str, Any]) -> str:
     chosen = ", ".join(sel["workflows"]) or "none"
     rated = "" if sel.get("confidence") is None else f"; confidence {sel['confidence']:.2f}"
     source = "explicit --workflow" if packet["retrieval"]["workflow_source"] == "explicit" else "by selection"
-    lines.append(f"Selection: {sel['status']} -> {chosen} ({source}{rated})")
-    if sel.get("reasons"):
+    if no_graph:  # nothing to select from: not "new_workflow_required -> none", which reads as a verdict
+        lines.append("Selection: none (no product graph)")
+    else:
+        lines.append(f"Selection: {sel['status']} -> {chosen} ({source}{rated})")
+    if sel.get("reasons") and not no_graph:
         lines.append(f"  Why: {'; '.join(sel['reasons'])}")
     doubtful = sel.get("confidence") is not None and sel["confidence"] < SELECTION_LOW_CONFIDENCE
     if doubtful and sel["status"] in ("selected", "multi_workflow"):
@@ -163,7 +166,7 @@ def render_packet(packet: dict[str, Any]) -> str:
     for s in packet["sources"]:
         lines.append(
             f"  {s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']} ({s['kind']})  "
-            f"{s['score']:.4f}  {'; '.join(s['reasons'])}"
+            f"file score {s['score']:.4f}  {'; '.join(s['reasons'])}"  # the file's, shared by its entries
         )
     if packet.get("related"):
         lines.append("Related tests and docs (untrusted data):")

@@ -128,3 +128,59 @@ def test_a_call_whose_callee_is_a_function_is_a_function() -> None:
         """
     )
     assert named(chunk_file("bin/users.js", data)) == [("getUser", "function", 1, 3)]
+
+
+def test_long_python_module_level_assignments_are_symbols() -> None:
+    """django-rest-framework (a new-user run, session 35): `DEFAULTS = {…}` in settings.py and Django's
+    `urlpatterns = […]` were lines of a `<module>` window no search put first."""
+    text = source(
+        """
+        import os
+
+        # The settings every view reads.
+        DEFAULTS = {
+            "PAGE_SIZE": None,
+            "DEFAULT_VERSION": None,
+        }
+        VERSION = "3.15"
+        urlpatterns: list = [
+            path("users/", UserList.as_view()),
+        ]
+
+        class Settings:
+            cached = {
+                "a": 1,
+            }
+
+        if TYPE_CHECKING:
+            HOOKS = [
+                1,
+            ]
+        """
+    )
+    assert named(chunk_file("rest_framework/settings.py", text)) == [
+        ("DEFAULTS", "variable", 3, 7),  # its comment included
+        ("urlpatterns", "variable", 9, 11),
+        ("Settings", "class", 13, 16),  # a class attribute stays a line of its class
+    ]  # one-line constants and assignments under an `if` stay module code
+
+
+def test_long_typescript_type_aliases_are_symbols() -> None:
+    """excalidraw: its element model is `type` aliases (`type PointerDownState = Readonly<{…}>`, 72 lines),
+    all in `<module>` windows; `type Id = string` stays a line of code."""
+    text = source(
+        """
+        export type PointerDownState = Readonly<{
+          origin: { x: number; y: number };
+          lastCoords: { x: number; y: number };
+        }>;
+        type Id = string;
+        export type ActionName =
+          | "copy"
+          | "paste";
+        """
+    )
+    assert named(chunk_file("packages/excalidraw/types.ts", text)) == [
+        ("PointerDownState", "type", 1, 4),
+        ("ActionName", "type", 6, 8),
+    ]

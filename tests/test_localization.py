@@ -26,6 +26,9 @@ def test_read_task_recognises_identifiers_paths_and_scopes() -> None:
     scoped = read_task("tpl/collections: Fix where with nil values")
     assert {"tpl", "collection"} <= scoped.names
     assert not read_task("Refund a paid order when the warehouse cannot ship it").names
+    # `fix: …` is a commit type, not a scope: it was read as an identifier (excalidraw's "symbol name: fix")
+    typed = read_task("fix: rerender the preview when the mermaid code changes")
+    assert "fix" not in typed.terms and not typed.names and not typed.folders
 
 
 def test_read_task_leaves_out_commit_hashes_and_backport_boilerplate() -> None:
@@ -497,3 +500,25 @@ def test_reasons_quote_the_part_of_a_task_word_that_matched_not_the_whole_word()
     assert "lexical: entries" in reasons["sort_items"]
     assert not any("from_entries" in r for r in reasons["sort_items"])
     assert any("from_entries" in r for r in reasons["from_entries"])
+
+
+def test_a_name_most_related_candidates_hold_ties_none_of_them() -> None:
+    """django-rest-framework's `rest_framework/test.py` (stem "test") was the "tested source" of every test
+    file; a test is tied by a name it shares with a source, not by a word all tests have."""
+    paths = ["rest_framework/test.py", "rest_framework/fields.py"] + [f"tests/test_{n}.py" for n in range(6)]
+    symbols = ["force_authenticate", "DurationField"] + [f"test_views_{n}" for n in range(6)]
+    texts = [
+        "def force_authenticate(request, user): authenticate the request",
+        "class DurationField(Field): parse a duration",
+        "def test_duration_field(): DurationField().to_internal_value(duration)",
+        *[f"def test_views_{n}(): the view measures a duration of test {n}" for n in range(1, 6)],
+    ]
+    roles = ["code", "code"] + ["test"] * 6
+    n = len(paths)
+    corpus = build_chunk_corpus(paths, symbols, ["function"] * n, [1] * n, [5] * n, texts, None, roles=roles)
+    sources, related = localize_all(corpus, "force_authenticate should accept a duration", None)
+    assert {s["file"] for s in sources} == {"rest_framework/test.py", "rest_framework/fields.py"}
+    tied = {r["file"]: r["for"]["file"] for r in related}
+    assert tied == {
+        "tests/test_0.py": "rest_framework/fields.py"
+    }  # by DurationField; none by the stem "test"

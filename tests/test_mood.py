@@ -240,7 +240,7 @@ def test_an_empty_product_graph_says_so_instead_of_asking_for_a_new_workflow() -
     text = render_packet(_packet_of(empty)).splitlines()
     assert any(line.startswith("  No product graph yet") for line in text)
     assert not any("needs a new one" in line for line in text)
-    assert "(by selection)" in text[2]
+    assert text[2] == "Selection: none (no product graph)"  # not "new_workflow_required -> none", a verdict
     assert "graph none yet;" in text[1]  # not the digest of an empty graph, which looks like a real one
 
     retired = [RootDoc("fax-results", "retired", (), {"action": ("fax",)})]

@@ -242,6 +242,10 @@ def test_a_task_whose_words_no_file_has_says_its_sources_are_by_meaning_alone(sh
     assert packet["retrieval"]["known_terms"] == 0
     text = run_lamina("work", "prepare", "zorblax the quuxification", "--workflow", "refund-order", cwd=shop)
     assert "No word of the task occurs in the indexed files (zorblax, quuxification)" in text.stdout
+    source_lines = [line for line in text.stdout.splitlines() if "file rank 1" in line]
+    assert source_lines and all(
+        " file score " in line for line in source_lines
+    )  # the file's, not the symbol's
     search = run_lamina("context", "search", "capture zorblax", cwd=shop)
     assert search.stdout.startswith("Not in any indexed file: zorblax.")
     common = run_lamina("context", "search", "the of and", cwd=shop)

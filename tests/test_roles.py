@@ -108,6 +108,19 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("fastlane/Fastfile", "config"),
         ("Kingfisher.xcodeproj/project.pbxproj", "config"),
         ("readme/Changelog.scalatex", "docs"),
+        # django-rest-framework (session 35): migrations and vendored static assets took source slots
+        ("rest_framework/authtoken/migrations/0002_auto_20160226_1747.py", "generated"),
+        ("rest_framework/authtoken/migrations/__init__.py", "code"),
+        ("app/migrations/helpers.py", "code"),
+        ("rest_framework/static/rest_framework/js/prettify-min.js", "generated"),
+        ("rest_framework/static/rest_framework/css/font-awesome-4.0.3.css", "generated"),
+        # a code file named like a docs file is code (excalidraw's history.ts, docker's image/history.go)
+        ("packages/excalidraw/history.ts", "code"),
+        ("cli/command/image/history.go", "code"),
+        ("lib/rubocop/cop/security.rb", "code"),
+        ("HISTORY.md", "docs"),
+        ("SECURITY", "docs"),
+        ("CHANGES.txt", "docs"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

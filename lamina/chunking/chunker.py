@@ -665,6 +665,13 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return None  # an abstract or interface method: a line of its type's chunk, not a chunk
     if code.grammar == "csharp" and (t in _CSHARP_ACCESSOR_MEMBERS or t in _CSHARP_OPERATORS):
         return _csharp_member(node)
+    if t == "assignment":  # Python: only a long one at module level
+        return _python_assignment(node)
+    if t == "type_alias_declaration":  # TypeScript: only a long one (`type Id = string` is a line of code)
+        name_node = node.child_by_field_name("name")
+        if name_node is None or _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
+            return None
+        return _clean_name(_text(name_node)), name_node.start_point.row, None
     if code.grammar == "swift" and t in _SWIFT_SPECIAL:
         return _swift_symbol(node)
     if t == "extension_definition":  # Scala 3 `extension (s: String)`: named by the extended type
@@ -759,6 +766,21 @@ def _csharp_member(node: Node) -> tuple[str, int, str | None] | None:
     if _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
         return None
     return name, name_node.start_point.row, None
+
+
+def _python_assignment(node: Node) -> tuple[str, int, str | None] | None:
+    """A module-level `NAME = …` (or `NAME: T = …`) spanning DECLARATION_MIN_LINES lines or more: the settings
+    dicts, URL tables and registries a task names (django-rest-framework's `DEFAULTS`, Django's `urlpatterns`)
+    were lines of a `<module>` window no search put first. Class attributes and one-line constants are not."""
+    parent = node.parent
+    if parent is not None and parent.type == "expression_statement":
+        parent = parent.parent
+    left = node.child_by_field_name("left")
+    if parent is None or parent.type != "module" or left is None or left.type != "identifier":
+        return None
+    if _end_row(node) - left.start_point.row + 1 < DECLARATION_MIN_LINES:
+        return None
+    return _text(left), left.start_point.row, None
 
 
 def _kotlin_symbol(node: Node) -> tuple[str, int, str | None] | None:

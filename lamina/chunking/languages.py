@@ -58,13 +58,21 @@ _TS_SYMBOLS = {
     "abstract_class_declaration": _CLASS,
     "interface_declaration": SymbolRule("interface", LEAF),
     "enum_declaration": _ENUM_LEAF,
+    # `type PointerDownState = Readonly<{…}>` of DECLARATION_MIN_LINES lines or more (chunker._long_enough)
+    "type_alias_declaration": SymbolRule("type", LEAF),
 }
 _JS_WRAPPERS = frozenset({"export_statement"})
 
 CODE_LANGUAGES: dict[str, CodeLanguage] = {
     "python": CodeLanguage(
         grammar="python",
-        symbols={"function_definition": _F, "class_definition": _CLASS},
+        # a module-level `DEFAULTS = {…}` or `urlpatterns = […]` of DECLARATION_MIN_LINES lines or more is a
+        # symbol too (kind variable; chunker._python_assignment), as a long top-level JS `const` is
+        symbols={
+            "function_definition": _F,
+            "class_definition": _CLASS,
+            "assignment": SymbolRule("variable", LEAF),
+        },
         wrappers=frozenset({"decorated_definition"}),
     ),
     "javascript": CodeLanguage(grammar="javascript", symbols=_JS_SYMBOLS, wrappers=_JS_WRAPPERS),

@@ -67,7 +67,8 @@ CONFIG_NAMES = frozenset(
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
-    r"(\.lock|-lock\.json|-lock\.yaml|\.sum|\.min\.js|\.min\.css|\.map|_pb2\.pyi?|_pb2_grpc\.py|\.pb\.go|"
+    r"(\.lock|-lock\.json|-lock\.yaml|\.sum|[.-]min\.js|[.-]min\.css|-\d+\.\d+\.\d+\.(js|css)|\.map|"
+    r"_pb2\.pyi?|_pb2_grpc\.py|\.pb\.go|"
     r"\.pb\.gw\.go|_gen\.go|\.gen\.go|_generated\.go|\.generated\.[^/]+|\.g\.dart|\.designer\.cs)$",
     re.IGNORECASE,
 )
@@ -105,6 +106,7 @@ TEST_NAMES = re.compile(
     r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php)$|[a-z0-9]Suite\.scala$|"
     r"^Test[A-Z].*\.(java|kt|cs)$",
 )
+DJANGO_MIGRATION = re.compile(r"^\d{4}_\w+\.py$")  # app/migrations/0002_auto_20160226_1747.py
 # Build scripts named by a suffix a code file has too: Gradle's Kotlin scripts, SwiftPM's per-version
 # manifests (Package@swift-6.0.swift).
 CONFIG_NAME_PATTERNS = re.compile(
@@ -139,6 +141,10 @@ def conventional_role(path: str) -> str:
     folders = [p.lower() for p in pure.parts[:-1]]
     if GENERATED_NAMES.search(name) or any(f in GENERATED_DIRS for f in folders):
         return GENERATED
+    if folders and folders[-1] == "migrations" and DJANGO_MIGRATION.match(name):
+        return (
+            GENERATED  # makemigrations' output: history, never what a task changes (DRF's took source slots)
+        )
     if any(f in DATA_DIRS for f in folders):
         return DATA
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
@@ -154,8 +160,8 @@ def conventional_role(path: str) -> str:
         test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
     if test_by_name or test_folder or _java_test_tree(pure.parts[:-1]):
         return TEST if code_like else DATA if suffix in DATA_SUFFIXES else TEST
-    if DOCS_NAMES.match(name) or suffix in DOCS_SUFFIXES:
-        return DOCS
+    if DOCS_NAMES.match(name) and not code_like or suffix in DOCS_SUFFIXES:
+        return DOCS  # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo)
     if any(f in DOCS_DIRS or f.endswith(".docc") for f in folders):  # a DocC catalog's tutorial code
         return DOCS
     if code_like:

@@ -41,6 +41,8 @@ from lamina.constants import (
     LOCALIZE_SLOT_SCORER_INTERCEPT,
     LOCALIZE_WITHIN_FILE_RRF_K,
     LOCALIZE_WORKFLOW_TERM_WEIGHT,
+    RELATED_COMMON_FRACTION,
+    RELATED_COMMON_MIN,
     RELATED_LIMIT,
     SOURCES_LIMIT,
 )
@@ -897,6 +899,10 @@ def _related(
     seen_files: set[str] = set()
     among = np.asarray(candidates, dtype=np.int64)
     holding = {n: _docs_with(corpus.bm25, n, among) for _, *names in keys for n in names if n and len(n) > 2}
+    # A name most candidates hold ties nothing: DRF's `rest_framework/test.py` (stem "test") was "tied" to
+    # every test file, and `APISettings.__init__` to any test that constructs something.
+    common = max(RELATED_COMMON_MIN, len(candidates) * RELATED_COMMON_FRACTION)
+    holding = {n: docs for n, docs in holding.items() if len(docs) <= common}
     for i in candidates:
         path = corpus.paths[i]
         if path in seen_files:

@@ -304,7 +304,8 @@ def read_task(text: str) -> TaskQuery:
     if scope is not None:
         raw = scope.group("conv") or scope.group("plain") or ""
         pieces = [s.strip() for s in re.split(r"[,\s]+", raw) if s.strip()]
-        named.extend(pieces)
+        # a commit type (`fix: …`, `docs: …`) says what kind of change it is, not where: no identifier
+        named.extend(p for p in pieces if p.casefold() not in COMMIT_TYPES)
         for piece in pieces:
             folder = piece.casefold().strip("./")
             if folder and folder not in COMMIT_TYPES and folder not in folders:
