@@ -188,6 +188,21 @@ def test_slot_allocation_gives_a_slot_to_the_best_offer_files_in_rank_order() ->
     assert allocate_slots([], 10, 1.0) == [] and allocate_slots([first], 0, 1.0) == []
 
 
+def test_a_per_file_cap_leaves_slots_to_other_files_unless_none_can_fill_them() -> None:
+    """excalidraw's 13,949-line App.tsx took all ten entries: a file gives at most `per_file_max` while other
+    files have candidates, and more only when they run out."""
+    from lamina.retrieval.slots import allocate_slots
+
+    huge = [(5.0 - i * 0.1, False) for i in range(12)]  # every symbol outbids the next file's first
+    other = [(-2.0, False), (-3.0, False)]
+    uncapped = allocate_slots([huge, other], 10, 1.0)
+    assert [f for f, _ in uncapped] == [0] * 10
+    capped = allocate_slots([huge, other], 10, 1.0, per_file_max=6)
+    assert [f for f, _ in capped] == [0] * 8 + [1] * 2  # six by the cap, two more once the other runs out
+    assert [p for f, p in capped if f == 0] == list(range(8))  # the huge file's best eight, in order
+    assert allocate_slots([huge], 10, 1.0, per_file_max=6) == [(0, p) for p in range(10)]  # nobody else
+
+
 def test_slot_features_are_one_row_per_candidate_and_scores_are_linear_in_them() -> None:
     from lamina.retrieval.slots import SLOT_FEATURES, slot_features, slot_scores
 

@@ -33,6 +33,7 @@ from lamina.constants import (
     LOCALIZE_NAMED_COMMIT_MAX_FILES,
     LOCALIZE_NEW_FILE_BONUS,
     LOCALIZE_ONE_PER_SYMBOL,
+    LOCALIZE_PER_FILE_MAX,
     LOCALIZE_RANKER_WEIGHTS,
     LOCALIZE_RRF_K,
     LOCALIZE_SCOPE_MIN_COMMITS,
@@ -325,6 +326,7 @@ class LocalizeParams:
     slot_scorer: Mapping[str, float] = field(default_factory=lambda: dict(LOCALIZE_SLOT_SCORER))
     slot_intercept: float = LOCALIZE_SLOT_SCORER_INTERCEPT
     new_file_bonus: float = LOCALIZE_NEW_FILE_BONUS
+    per_file_max: int | None = LOCALIZE_PER_FILE_MAX  # sources from one file while other files can fill
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -788,7 +790,7 @@ def _fill_sources(
             file_offers.append((math.inf, False) if g[0] in lead else (score, placeholder))
         offers.append(file_offers)
     out = []
-    for file_index, place in allocate_slots(offers, limit, p.new_file_bonus):
+    for file_index, place in allocate_slots(offers, limit, p.new_file_bonus, p.per_file_max):
         _, score, file_ranks = head[file_index]
         docs = symbols_of[file_index][place]
         doc = docs[0]

@@ -65,7 +65,10 @@ def slot_scores(features: np.ndarray, coefficients: Mapping[str, float], interce
 
 
 def allocate_slots(
-    files: Sequence[Sequence[tuple[float, bool]]], limit: int, new_file_bonus: float
+    files: Sequence[Sequence[tuple[float, bool]]],
+    limit: int,
+    new_file_bonus: float,
+    per_file_max: int | None = None,
 ) -> list[tuple[int, int]]:
     """The chosen (file, candidate) pairs, by file then by the file's own order.
 
@@ -96,7 +99,14 @@ def allocate_slots(
         chosen.append((f, place))
         if place == 0:  # the file is listed now: the next file makes its offer
             offer_next_file()
-        if place + 1 < len(orders[f]):
+        if place + 1 < len(orders[f]) and (per_file_max is None or place + 1 < per_file_max):
             nxt = orders[f][place + 1]
             heapq.heappush(offers, (-files[f][nxt][0], f, place + 1))
+    if per_file_max is not None and len(chosen) < limit:  # fewer files than the cap needs: fill up past it
+        taken = {(f, place) for f, place in chosen}
+        rest = sorted(
+            ((-files[f][orders[f][place]][0], f, place) for f in range(len(files)) for place in range(len(orders[f]))
+             if (f, place) not in taken and place >= per_file_max),
+        )  # fmt: skip
+        chosen.extend((f, place) for _, f, place in rest[: limit - len(chosen)])
     return [(f, orders[f][place]) for f, place in sorted(chosen)]
