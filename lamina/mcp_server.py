@@ -67,6 +67,8 @@ _SOURCE = {
         "kind": {"type": "string"},
         "start_line": {"type": "integer"},
         "end_line": {"type": "integer"},
+        "symbol_start_line": {"type": "integer", "description": "a long symbol's own first line"},
+        "symbol_end_line": {"type": "integer", "description": "a long symbol's own last line"},
         "score": {"type": "number"},
         "reasons": {"type": "array", "items": {"type": "string"}},
     },

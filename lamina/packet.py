@@ -164,8 +164,11 @@ def render_packet(packet: dict[str, Any]) -> str:
     if not packet["sources"]:
         lines.append("  (none)")
     for s in packet["sources"]:
+        where = f"{s['start_line']}-{s['end_line']}"
+        if "symbol_start_line" in s:  # a long symbol: its lines, then the part that matched best
+            where = f"{s['symbol_start_line']}-{s['symbol_end_line']} (best part {where})"
         lines.append(
-            f"  {s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']} ({s['kind']})  "
+            f"  {s['file']}:{where}  {s['symbol']} ({s['kind']})  "
             f"file score {s['score']:.4f}  {'; '.join(s['reasons'])}"  # the file's, shared by its entries
         )
     if packet.get("related"):

@@ -537,3 +537,28 @@ def test_a_name_most_related_candidates_hold_ties_none_of_them() -> None:
     assert tied == {
         "tests/test_0.py": "rest_framework/fields.py"
     }  # by DurationField; none by the stem "test"
+
+
+def test_a_long_symbol_listed_by_its_best_window_also_says_its_own_lines() -> None:
+    """excalidraw: `App.handleCanvasPointerMove 7997-8076` was window 7 of 8 of a method of lines 7577-8140,
+    and nothing said where it starts. The entry keeps its best window and adds the symbol's whole span; an
+    overload elsewhere in the file with the same name is not part of it, and a one-window symbol adds none."""
+    paths = ["src/app.ts"] * 4 + ["src/other.ts"]
+    symbols = ["App.move", "App.move", "App.move", "App.move", "helper"]
+    starts, ends = [100, 170, 240, 900], [180, 250, 300, 920]
+    texts = [
+        "handleCanvasPointerMove begins here with setup",
+        "pointer move threshold resize handle drag logic",
+        "cleanup of the pointer move state",
+        "overload: move pointer somewhere else",
+        "helper that resizes the pointer threshold",
+    ]
+    corpus = build_chunk_corpus(
+        paths, symbols, ["method"] * 4 + ["function"], [*starts, 1], [*ends, 9], texts, None,
+        roles=["code"] * 5,
+    )  # fmt: skip
+    sources = localize(corpus, "pointer move threshold resize handle drag", None)
+    (move,) = [s for s in sources if s["symbol"] == "App.move" and s["start_line"] == 170]
+    assert (move["symbol_start_line"], move["symbol_end_line"]) == (100, 300)  # not the overload at 900
+    (helper,) = [s for s in sources if s["symbol"] == "helper"]
+    assert "symbol_start_line" not in helper

@@ -798,20 +798,40 @@ def _fill_sources(
             [_reasons(corpus, task, w, file_ranks, file_index + 1, workflow_terms) for w in docs]
         )
         reasons.extend((file_reasons or {}).get(head[file_index][0], ()))
-        out.append(
-            {
-                "file": corpus.paths[doc],
-                "symbol": corpus.symbols[doc],
-                "kind": corpus.kinds[doc],
-                "start_line": corpus.starts[doc],
-                "end_line": corpus.ends[doc],
-                "score": round(score, 4),
-                "file_rank": file_index + 1,
-                "role": SOURCE_ROLE,
-                "reasons": reasons,
-            }
-        )
+        entry: dict[str, Any] = {
+            "file": corpus.paths[doc],
+            "symbol": corpus.symbols[doc],
+            "kind": corpus.kinds[doc],
+            "start_line": corpus.starts[doc],
+            "end_line": corpus.ends[doc],
+            "score": round(score, 4),
+            "file_rank": file_index + 1,
+            "role": SOURCE_ROLE,
+            "reasons": reasons,
+        }
+        span = _symbol_span(corpus, docs)
+        if span != (entry["start_line"], entry["end_line"]) and not corpus.symbols[doc].startswith("<"):
+            entry["symbol_start_line"], entry["symbol_end_line"] = span  # additive: the whole symbol
+        out.append(entry)
     return out
+
+
+def _symbol_span(corpus: ChunkCorpus, docs: Sequence[int]) -> tuple[int, int]:
+    """The lines of the whole symbol whose best window is docs[0]: that window and the windows that touch it,
+    one after another (an overload elsewhere in the file with the same name is another symbol). A long method
+    is listed by its best window (excalidraw's `App.handleCanvasPointerMove 7997-8076`, window 7 of 8 of lines
+    7577-8140); an agent needs where it starts."""
+    start, end = corpus.starts[docs[0]], corpus.ends[docs[0]]
+    rest = sorted(docs[1:], key=lambda d: corpus.starts[d])
+    grown = True
+    while grown:
+        grown = False
+        for d in rest:
+            if corpus.starts[d] <= end + 1 and corpus.ends[d] >= start - 1:
+                if corpus.starts[d] < start or corpus.ends[d] > end:
+                    start, end = min(start, corpus.starts[d]), max(end, corpus.ends[d])
+                    grown = True
+    return start, end
 
 
 def slot_candidates(
