@@ -860,6 +860,12 @@ LOCALIZE_NEW_FILE_BONUS = 1.0  # log-odds added to the next file's first symbol 
 # +0.002 [+0.000, +0.005], symbol R@10 -0.004 [-0.009, +0.002] / -0.004 [-0.010, +0.003]; cap 5 costs symbols
 # (-0.011 [-0.018, -0.003] on training), cap 4 more (-0.023 on tuning); cap 7 changed no tuning commit.
 LOCALIZE_PER_FILE_MAX = 6
+# A symbol the task names as an identifier (`Request.data`: both parts; `getMany()`: any owner's) is its file's
+# first source and always listed (localization._named_symbols; session 35, from a new-user run on
+# django-rest-framework where "Request.data" listed it fifth in its file). Training / tuning, paired against
+# without: symbol R@10 +0.001 [-0.004, +0.007] / +0.002 [-0.003, +0.008], file MRR +0.000 / +0.000, file R@10
+# +0.001 / +0.000: commits rarely name a symbol; a task that does now finds it first.
+LOCALIZE_NAMED_SYMBOLS_LEAD = True
 # The selected workflows' own words (lamina/graph/closure.py workflow_words: titles, summaries and operation titles)
 # join the BM25 query at this weight, each term the task does not already say (the task's terms weigh 1). Session
 # 32 (/tmp/s32/graphloc.py, the product's own selection and a real ProductStore's closures, paired per task against

@@ -562,3 +562,24 @@ def test_a_long_symbol_listed_by_its_best_window_also_says_its_own_lines() -> No
     assert (move["symbol_start_line"], move["symbol_end_line"]) == (100, 300)  # not the overload at 900
     (helper,) = [s for s in sources if s["symbol"] == "helper"]
     assert "symbol_start_line" not in helper
+
+
+def test_a_symbol_the_task_names_is_its_file_s_first_source() -> None:
+    """django-rest-framework: "Request.data" listed `Request.data` fifth in its file, behind methods that
+    only share words with the task."""
+    paths = ["rest_framework/request.py"] * 4
+    symbols = ["Request", "Request._load_data_and_files", "Request._parse", "Request.data"]
+    texts = [
+        "class Request: wraps the request data and files of the request",
+        "def _load_data_and_files(self): parse the request data and the request files into data",
+        "def _parse(self): parse the request stream data into data and files",
+        "@property def data(self): return self._full_data",
+    ]
+    n = len(paths)
+    corpus = build_chunk_corpus(paths, symbols, ["method"] * n, [1, 10, 30, 50], [9, 29, 49, 55], texts, None,
+                                roles=["code"] * n)  # fmt: skip
+    task = "Request.data is empty for a request with form data and files"
+    first = localize(corpus, task, None)[0]
+    assert first["symbol"] == "Request.data" and "the task names this symbol" in first["reasons"]
+    plain = localize(corpus, task, None, params=LocalizeParams(named_symbols_lead=False))
+    assert plain[0]["symbol"] != "Request.data"  # by its words alone it would not lead

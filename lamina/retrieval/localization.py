@@ -31,6 +31,7 @@ from lamina.constants import (
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
     LOCALIZE_NAMED_COMMIT_MAX_FILES,
+    LOCALIZE_NAMED_SYMBOLS_LEAD,
     LOCALIZE_NEW_FILE_BONUS,
     LOCALIZE_ONE_PER_SYMBOL,
     LOCALIZE_PER_FILE_MAX,
@@ -327,6 +328,7 @@ class LocalizeParams:
     slot_intercept: float = LOCALIZE_SLOT_SCORER_INTERCEPT
     new_file_bonus: float = LOCALIZE_NEW_FILE_BONUS
     per_file_max: int | None = LOCALIZE_PER_FILE_MAX  # sources from one file while other files can fill
+    named_symbols_lead: bool = LOCALIZE_NAMED_SYMBOLS_LEAD  # a symbol the task names leads its file
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -780,6 +782,10 @@ def _fill_sources(
     entry."""
     head = list(fused_files[:limit])
     symbols_of, features = slot_candidates(corpus, layout, chunk_scores, head, p)
+    named = frozenset[int]()
+    if p.named_symbols_lead:
+        named = _named_symbols(corpus, task, [g[0] for groups in symbols_of for g in groups])
+        lead = lead | named
     scores = iter(slot_scores(features, p.slot_scorer, p.slot_intercept).tolist())
     offers = []
     for groups in symbols_of:
@@ -798,6 +804,8 @@ def _fill_sources(
             [_reasons(corpus, task, w, file_ranks, file_index + 1, workflow_terms) for w in docs]
         )
         reasons.extend((file_reasons or {}).get(head[file_index][0], ()))
+        if doc in named:
+            reasons.append("the task names this symbol")
         entry: dict[str, Any] = {
             "file": corpus.paths[doc],
             "symbol": corpus.symbols[doc],
@@ -814,6 +822,25 @@ def _fill_sources(
             entry["symbol_start_line"], entry["symbol_end_line"] = span  # additive: the whole symbol
         out.append(entry)
     return out
+
+
+def _named_symbols(corpus: ChunkCorpus, task: TaskQuery, candidates: Sequence[int]) -> frozenset[int]:
+    """The candidates whose symbol the task names as an identifier: `Request.data` when the task names both
+    parts, else any symbol whose own name it names (`getMany()`: any owner's). Such a symbol is its file's first
+    source (django-rest-framework: "Request.data" listed `Request.data` fifth in its file)."""
+    if not task.names:
+        return frozenset()
+    qualified: list[int] = []
+    member: list[int] = []
+    for doc in candidates:
+        symbol = corpus.symbols[doc]
+        if symbol.startswith("<"):
+            continue
+        parts = [_whole_term(part) for part in symbol.replace("::", ".").split(".") if part]
+        if not parts or parts[-1] not in task.names:
+            continue
+        (qualified if len(parts) > 1 and parts[-2] in task.names else member).append(doc)
+    return frozenset(qualified or member)
 
 
 def _symbol_span(corpus: ChunkCorpus, docs: Sequence[int]) -> tuple[int, int]:
