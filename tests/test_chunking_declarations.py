@@ -184,3 +184,31 @@ def test_long_typescript_type_aliases_are_symbols() -> None:
         ("PointerDownState", "type", 1, 4),
         ("ActionName", "type", 6, 8),
     ]
+
+
+def test_javascript_test_blocks_are_named_by_their_titles() -> None:
+    """excalidraw: every `*.test.tsx` was `<module>` windows, so `related` said `shortcuts.test.tsx:1-34
+    <module>` for a test whose title says what it proves. A `describe`/`it`/`test` block with a title and a
+    function is a symbol named by the title, nested blocks its members; a variable named `test` is not one."""
+    text = source(
+        """
+        import { render } from "../tests/test-utils";
+
+        describe("Clear canvas", () => {
+          it("shows a confirm dialog", async () => {
+            render();
+          });
+          it.skip("keeps the library", () => {});
+        });
+
+        const test = spawn("node");
+        test.on("exit", function (code) {
+          process.exit(code);
+        });
+        """
+    )
+    assert named(chunk_file("packages/excalidraw/tests/clearCanvas.test.tsx", text)) == [
+        ("Clear canvas", "function", 3, 8),
+        ("Clear canvas.shows a confirm dialog", "function", 4, 6),
+        ("Clear canvas.keeps the library", "function", 7, 7),
+    ]

@@ -521,6 +521,8 @@ def _make_symbol(
         body = _kotlin_body(node)
     elif node.type == "extension_definition":  # Scala 3: its body may be the one `def` itself
         body = node
+    elif node.type == "call_expression":  # a JS/TS test block: the body of its function argument
+        body = _test_block_body(node) or node
     else:
         body = node.child_by_field_name("body") or node
     named: tuple[str, int, str | None] | None
@@ -667,6 +669,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return _csharp_member(node)
     if t == "assignment":  # Python: only a long one at module level
         return _python_assignment(node)
+    if t == "call_expression":  # JS/TS: only a test block
+        return _test_block(node)
     if t == "type_alias_declaration":  # TypeScript: only a long one (`type Id = string` is a line of code)
         name_node = node.child_by_field_name("name")
         if name_node is None or _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
@@ -766,6 +770,37 @@ def _csharp_member(node: Node) -> tuple[str, int, str | None] | None:
     if _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
         return None
     return name, name_node.start_point.row, None
+
+
+_TEST_BLOCK_CALLS = frozenset({"describe", "it", "test", "suite", "context", "specify"})
+_TEST_BLOCK_MODIFIERS = frozenset({"only", "skip", "concurrent", "todo", "failing", "sequential"})
+
+
+def _test_block(node: Node) -> tuple[str, int, str | None] | None:
+    """A JS/TS test block (`describe("Clear canvas", () => {…})`, `it.only("shows a dialog", async () => {…})`):
+    named by its title, so `related` says which test, not `<module>` (a new-user run on excalidraw: every
+    `*.test.tsx` was `<module>` windows). Any other call is no symbol."""
+    callee = node.child_by_field_name("function")
+    if callee is not None and callee.type == "member_expression":  # it.only, describe.skip, test.concurrent
+        if _text(callee.child_by_field_name("property")) not in _TEST_BLOCK_MODIFIERS:
+            return None  # `test.on("exit", …)`: a variable named test
+        callee = callee.child_by_field_name("object")
+    if callee is None or callee.type != "identifier" or _text(callee) not in _TEST_BLOCK_CALLS:
+        return None
+    args = node.child_by_field_name("arguments")
+    named = args.named_children if args is not None else []
+    if len(named) < 2 or named[0].type not in ("string", "template_string") or _test_block_body(node) is None:
+        return None
+    title = _SPACE.sub(" ", _text(named[0])[1:-1]).strip()
+    return (title, node.start_point.row, None) if title else None
+
+
+def _test_block_body(node: Node) -> Node | None:
+    args = node.child_by_field_name("arguments")
+    for arg in args.named_children if args is not None else []:
+        if arg.type in _FUNCTION_VALUES:
+            return arg.child_by_field_name("body")
+    return None
 
 
 def _python_assignment(node: Node) -> tuple[str, int, str | None] | None:

@@ -52,6 +52,9 @@ _JS_SYMBOLS = {
     "variable_declaration": _F,
     "field_definition": _F,
     "public_field_definition": _F,
+    # a test block `describe("…", () => {…})`, `it("…", …)`, `test("…", …)` is named by its title, and nested
+    # blocks are its members (chunker._test_block); any other call is searched through, as before
+    "call_expression": SymbolRule("function", CONTAINER),
 }
 _TS_SYMBOLS = {
     **_JS_SYMBOLS,
