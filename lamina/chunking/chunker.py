@@ -482,12 +482,19 @@ def _without_overlaps(found: list[_Symbol], lines: list[str]) -> list[_Symbol]:
     """Sibling symbols end before the next one starts, and not on blank lines. Scala's indentation grammar
     lets `def a(x: Int): String =` + an indented body take the next declaration's doc comment and first line
     (fastparse: 42 of 1,648 symbols), and a Scala 3 `enum Color:` end on the blank line after it."""
-    out = []
-    for at, sym in enumerate(found):
+    later: list[int] = []  # the starts of the symbols after the current one, sorted
+    ends = []
+    for sym in reversed(
+        found
+    ):  # from the end, so each symbol sees those after it (sorted: no quadratic scan)
         end = sym.end
-        following = [other.start for other in found[at + 1 :] if other.start > sym.start]
-        if following and end >= min(following):
-            end = min(following) - 1
+        at = bisect.bisect_right(later, sym.start)
+        if at < len(later) and end >= later[at]:  # the first sibling after it that starts after it
+            end = later[at] - 1
+        bisect.insort(later, sym.start)
+        ends.append(end)
+    out = []
+    for sym, end in zip(found, reversed(ends), strict=True):
         while end > sym.start and not lines[end].strip():
             end -= 1
         out.append(sym if end == sym.end else replace(sym, end=end))
