@@ -680,7 +680,7 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return _test_block(node)
     if t == "type_alias_declaration":  # TypeScript: only a long one (`type Id = string` is a line of code)
         name_node = node.child_by_field_name("name")
-        if name_node is None or _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
+        if name_node is None or not _long_enough(node, name_node):
             return None
         return _clean_name(_text(name_node)), name_node.start_point.row, None
     if code.grammar == "swift" and t in _SWIFT_SPECIAL:
@@ -774,7 +774,7 @@ def _csharp_member(node: Node) -> tuple[str, int, str | None] | None:
             name = _clean_name(_text(name_node))
     if name_node is None or not name:
         return None
-    if _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
+    if not _long_enough(node, name_node):
         return None
     return name, name_node.start_point.row, None
 
@@ -820,7 +820,7 @@ def _python_assignment(node: Node) -> tuple[str, int, str | None] | None:
     left = node.child_by_field_name("left")
     if parent is None or parent.type != "module" or left is None or left.type != "identifier":
         return None
-    if _end_row(node) - left.start_point.row + 1 < DECLARATION_MIN_LINES:
+    if not _long_enough(node, left):
         return None
     return _text(left), left.start_point.row, None
 
@@ -883,7 +883,7 @@ def _swift_symbol(node: Node) -> tuple[str, int, str | None] | None:
         return ("deinit", keyword.start_point.row, None) if keyword is not None else None
     if node.type == "subscript_declaration":  # a C# indexer's kin: `subscript`, a property when 3+ lines
         keyword = node.children[0] if node.children else None
-        if keyword is None or _end_row(node) - keyword.start_point.row + 1 < DECLARATION_MIN_LINES:
+        if keyword is None or not _long_enough(node, keyword):
             return None
         return "subscript", keyword.start_point.row, None
     name_node = node.child_by_field_name("name")
@@ -898,9 +898,16 @@ def _swift_symbol(node: Node) -> tuple[str, int, str | None] | None:
         )
     if node.child_by_field_name("computed_value") is None:
         return None
-    if _end_row(node) - name_node.start_point.row + 1 < DECLARATION_MIN_LINES:
+    if not _long_enough(node, name_node):
         return None
     return name, name_node.start_point.row, None
+
+
+def _long_enough(node: Node, name: Node) -> bool:
+    """Whether a declaration spans DECLARATION_MIN_LINES lines or more from its name's line to its end: the
+    one rule for declarations that are symbols only when long (C# and Swift properties, Python assignments,
+    TypeScript type aliases, JS/TS top-level `const`s). Shorter ones are whole in their enclosing chunk."""
+    return _end_row(node) - name.start_point.row + 1 >= DECLARATION_MIN_LINES
 
 
 def _is_function_value(value: Node | None) -> bool:
@@ -928,7 +935,7 @@ def _declared(node: Node, code: CodeLanguage) -> tuple[Node, SymbolRule, Node] |
         name, value = d.child_by_field_name("name"), _unwrapped(d.child_by_field_name("value"))
         if name is None or name.type != "identifier" or value is None:
             continue
-        if _end_row(d) - d.start_point.row + 1 < DECLARATION_MIN_LINES:
+        if not _long_enough(d, d):
             continue
         if value.type == "class":
             return name, _DECLARED_CLASS, value.child_by_field_name("body") or value
