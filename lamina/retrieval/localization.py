@@ -848,16 +848,14 @@ def _symbol_span(corpus: ChunkCorpus, docs: Sequence[int]) -> tuple[int, int]:
     one after another (an overload elsewhere in the file with the same name is another symbol). A long method
     is listed by its best window (excalidraw's `App.handleCanvasPointerMove 7997-8076`, window 7 of 8 of lines
     7577-8140); an agent needs where it starts."""
-    start, end = corpus.starts[docs[0]], corpus.ends[docs[0]]
-    rest = sorted(docs[1:], key=lambda d: corpus.starts[d])
-    grown = True
-    while grown:
-        grown = False
-        for d in rest:
-            if corpus.starts[d] <= end + 1 and corpus.ends[d] >= start - 1:
-                if corpus.starts[d] < start or corpus.ends[d] > end:
-                    start, end = min(start, corpus.starts[d]), max(end, corpus.ends[d])
-                    grown = True
+    runs: list[list[int]] = []  # the windows merged where they touch, in the file's order
+    for d in sorted(docs, key=lambda d: corpus.starts[d]):
+        if runs and corpus.starts[d] <= runs[-1][1] + 1:
+            runs[-1][1] = max(runs[-1][1], corpus.ends[d])
+        else:
+            runs.append([corpus.starts[d], corpus.ends[d]])
+    best = corpus.starts[docs[0]]
+    start, end = next(run for run in runs if run[0] <= best <= run[1])
     return start, end
 
 
