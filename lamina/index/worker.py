@@ -557,10 +557,7 @@ def _keep_active_listing(ctx: BuildContext) -> None:
     """The shard lists as the activated generation read them, in one file (written before active.json names
     the generation, so the two never disagree for long: a crash between leaves the newer list, which the
     build that follows rewrites)."""
-    target = ctx.path(ACTIVE_FILES)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(_shard_lists(ctx))
-    os.replace(tmp, target)
+    _write_if_changed(ctx.path(ACTIVE_FILES), _shard_lists(ctx))
 
 
 def active_record(ctx_dir: Path) -> dict[str, Any] | None:
