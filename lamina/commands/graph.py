@@ -11,9 +11,9 @@ from lamina.command_line import add_json_flag, command_group, emit
 from lamina.commands.common import open_context
 
 
-def _load_graph(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, str], Any]:
-    """The product graph of this repository (the globs given, else [graph].paths): the globs, files and the
-    validated graph; raises LAMINA_GRAPH_INVALID listing every problem. Reads files only: no graphd, no
+def _load_graph(args: argparse.Namespace) -> tuple[Path, tuple[str, ...], dict[str, str], Any]:
+    """The product graph of this repository (the globs given, else [graph].paths): the root, globs, files and
+    the validated graph; raises LAMINA_GRAPH_INVALID listing every problem. Reads files only: no graphd, no
     writes."""
     from lamina.config import load_config
     from lamina.graph.load import load_graph_files, read_graph_files
@@ -21,7 +21,7 @@ def _load_graph(args: argparse.Namespace) -> tuple[tuple[str, ...], dict[str, st
     root = _graph_root()
     globs = tuple(args.paths) if getattr(args, "paths", None) else load_config(root).graph.paths
     files = read_graph_files(root, globs)
-    return tuple(globs), files, load_graph_files(files)
+    return root, tuple(globs), files, load_graph_files(files)
 
 
 def _graph_root() -> Path:
@@ -50,9 +50,9 @@ def graph_files_not_checked_out(root: Path, globs: tuple[str, ...]) -> list[str]
     return sorted(p for p in absent if matches.match(p))
 
 
-def no_graph_note(root: Path, globs: tuple[str, ...]) -> str:
-    """What to say when the graph globs match no file: a sparse checkout that left the graph out, or not."""
-    hidden = graph_files_not_checked_out(root, globs)
+def no_graph_note(globs: tuple[str, ...], hidden: list[str]) -> str:
+    """What to say when the graph globs match no file: a sparse checkout that left the graph out (`hidden`:
+    graph_files_not_checked_out), or not."""
     if hidden:
         return (
             f"no file matches {', '.join(globs)} in the working tree, but {len(hidden)} tracked file(s) do that "
@@ -65,7 +65,7 @@ def no_graph_note(root: Path, globs: tuple[str, ...]) -> str:
 def cmd_graph_check(args: argparse.Namespace) -> int:
     from lamina.graph.version import graph_version
 
-    globs, files, graph = _load_graph(args)
+    root, globs, files, graph = _load_graph(args)
     roots = graph.roots()
     payload: dict[str, Any] = {
         "valid": True,
@@ -81,9 +81,8 @@ def cmd_graph_check(args: argparse.Namespace) -> int:
     )
     if not files:
         # An empty graph is valid (packets then hold sources only), but a mistyped glob looks the same.
-        root = _graph_root()
-        payload["not_checked_out"] = graph_files_not_checked_out(root, globs)
-        human += "\n" + no_graph_note(root, globs)
+        payload["not_checked_out"] = hidden = graph_files_not_checked_out(root, globs)
+        human += "\n" + no_graph_note(globs, hidden)
     emit(args, payload, human)
     return 0
 
@@ -92,7 +91,7 @@ def cmd_graph_list(args: argparse.Namespace) -> int:
     """The Workflow roots a task can select or `--workflow` can name, by id."""
     from lamina.graph.version import graph_version
 
-    _, _, graph = _load_graph(args)
+    *_, graph = _load_graph(args)
     roots = sorted(graph.roots(), key=lambda w: w.id)
     listed = [{"id": w.id, "title": w.title, "status": w.status, "aliases": list(w.aliases)} for w in roots]
     human = "\n".join(

@@ -56,8 +56,9 @@ def cmd_init(args: argparse.Namespace) -> int:
         if not payload["graph_files"]:
             from lamina.commands.graph import graph_files_not_checked_out, no_graph_note
 
-            if graph_files_not_checked_out(root, tuple(globs)):
-                human += "\nno product graph yet: " + no_graph_note(root, tuple(globs))
+            hidden = graph_files_not_checked_out(root, tuple(globs))
+            if hidden:
+                human += "\nno product graph yet: " + no_graph_note(tuple(globs), hidden)
             else:
                 human += (
                     f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
