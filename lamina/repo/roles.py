@@ -141,10 +141,9 @@ def conventional_role(path: str) -> str:
     folders = [p.lower() for p in pure.parts[:-1]]
     if GENERATED_NAMES.search(name) or any(f in GENERATED_DIRS for f in folders):
         return GENERATED
+    # makemigrations' output: history, never what a task changes (DRF's migrations took source slots)
     if folders and folders[-1] == "migrations" and DJANGO_MIGRATION.match(name):
-        return (
-            GENERATED  # makemigrations' output: history, never what a task changes (DRF's took source slots)
-        )
+        return GENERATED
     if any(f in DATA_DIRS for f in folders):
         return DATA
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
@@ -171,21 +170,22 @@ def conventional_role(path: str) -> str:
     return DATA
 
 
+def _source_sets(folders: Sequence[str]) -> list[str]:
+    """The folders right under a `src/` (Maven/Gradle source sets: main, test, jvmMain, commonTest…), as
+    written: the source set's camelCase tells `jvmTest` from `latest`."""
+    return [b for a, b in zip(folders, folders[1:], strict=False) if a.lower() == "src"]
+
+
 def _main_source_set(folders: Sequence[str]) -> bool:
-    """Maven/Gradle production code: src/main/…, src/jvmMain/…, src/commonMain/… (camelCase source sets)."""
-    return any(
-        a.lower() == "src" and (b == "main" or _SOURCE_SET_MAIN.match(b) is not None)
-        for a, b in zip(folders, folders[1:], strict=False)
-    )
+    """Maven/Gradle production code: src/main/…, src/jvmMain/…, src/commonMain/…"""
+    return any(b == "main" or _SOURCE_SET_MAIN.match(b) is not None for b in _source_sets(folders))
 
 
 def _java_test_tree(folders: Sequence[str]) -> bool:
-    """Maven/Gradle layout: src/test/…, src/androidTest/…, src/testFixtures/…, src/commonTest/… (folders as
-    written: the source set's camelCase tells `jvmTest` from `latest`)."""
+    """Maven/Gradle tests: src/test/…, src/androidTest/…, src/testFixtures/…, src/commonTest/…"""
     return any(
-        a.lower() == "src"
-        and (b.lower() in ("test", "testfixtures") or _SOURCE_SET_TEST.match(b) is not None)
-        for a, b in zip(folders, folders[1:], strict=False)
+        b.lower() in ("test", "testfixtures") or _SOURCE_SET_TEST.match(b) is not None
+        for b in _source_sets(folders)
     )
 
 
