@@ -111,9 +111,18 @@ def _did_you_mean(word: str, known: Any) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
+# How an error names a TOML value's type, and the type a setting wants ("a list" of strings, for lists).
+_KIND_WORDS: dict[object, str] = {
+    bool: "a boolean",
+    int: "a whole number",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+}
+
+
 def _toml_kind(value: Any) -> str:
-    kinds = {bool: "a boolean", int: "a whole number", float: "a number", str: "a string", list: "a list"}
-    return kinds.get(type(value), "a table" if isinstance(value, dict) else type(value).__name__)
+    return _KIND_WORDS.get(type(value), "a table" if isinstance(value, dict) else type(value).__name__)
 
 
 def parse_config(data: dict[str, Any], path: Path) -> Config:
@@ -133,8 +142,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
             if expected is None:
                 raise _config_error(path, f"unknown key {name}.{key}{_did_you_mean(key, _SCHEMA[name])}")
             if not isinstance(value, expected) or isinstance(value, bool):
-                names: dict[object, str] = {int: "a whole number", str: "a string", list: "a list of strings"}
-                wanted = names.get(expected, "")
+                wanted = _KIND_WORDS.get(expected, "") + (" of strings" if expected is list else "")
                 raise _config_error(
                     path, f"{name}.{key} must be {wanted}, not {_toml_kind(value)} ({value!r})"
                 )
