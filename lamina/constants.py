@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 23  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 24  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -93,6 +93,13 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
     (
         23,
         "JS/TS test blocks (describe/it/test with a title and a function) are symbols named by their titles",
+    ),
+    (
+        24,
+        "Vue and Svelte <script> blocks, shell, Lua, Elixir and Dart are chunked into symbols (they were line"
+        " windows); x_test.dart, x_spec.lua, *.bats and Flutter's integration_test/ are tests; Dart's generated"
+        " suffixes (.freezed.dart, .pb.dart, …) and generated/ folders generated; mix.exs, .formatter.exs and"
+        " *.rockspec config",
     ),
 )
 CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,

@@ -192,6 +192,8 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
         text = _without_annotation_macros(text)
     elif grammar == "kotlin":
         text = _with_constructors_joined(text)
+    if language in _SINGLE_FILE_COMPONENTS:
+        text = _script_blocks(text)
     root = _parser(grammar).parse(text.encode("utf-8")).root_node
     if code is not None:
         return _code_chunks(path, language, code, root, lines, text)
@@ -227,6 +229,24 @@ _KOTLIN_CLASS_HEADER_END = re.compile(r"\b(?:class|object)\s+[\w`$]+(?:\s*<[^<>]
 _KOTLIN_CONSTRUCTOR_LINE = re.compile(
     r"^[ \t]*(?:@[\w.]+(?:\([^()]*\))?[ \t]+)*(?:(?:public|private|internal|protected)[ \t]+)?constructor\b"
 )
+
+
+# Vue and Svelte components: only what their `<script>` blocks hold is code to parse.
+_SINGLE_FILE_COMPONENTS = frozenset({"vue", "svelte"})
+_SCRIPT_BLOCK = re.compile(r"(<script\b[^>]*>)(.*?)(</script\s*>)", re.DOTALL | re.IGNORECASE)
+_NOT_NEWLINE = re.compile(r"[^\n]")
+
+
+def _script_blocks(text: str) -> str:
+    """A component's text with everything outside its `<script>` blocks blanked to spaces, so the script
+    parses as a program at its own rows and columns and the template and styles stay `<module>` lines."""
+    out, at = [], 0
+    for match in _SCRIPT_BLOCK.finditer(text):
+        out.append(_NOT_NEWLINE.sub(" ", text[at : match.start(2)]))
+        out.append(match.group(2))
+        at = match.end(2)
+    out.append(_NOT_NEWLINE.sub(" ", text[at:]))
+    return "".join(out)
 
 
 def _with_constructors_joined(text: str) -> str:
@@ -526,9 +546,11 @@ def _make_symbol(
 ) -> _Symbol | None:
     if code.grammar == "kotlin":
         body = _kotlin_body(node)
+    elif code.grammar == "elixir":  # `defmodule X do … end`: the call holds its do-block
+        body = node
     elif node.type == "extension_definition":  # Scala 3: its body may be the one `def` itself
         body = node
-    elif node.type == "call_expression":  # a JS/TS test block: the body of its function argument
+    elif node.type in ("call_expression", "function_call"):  # a JS/TS or Lua test block: its function's body
         body = _test_block_body(node) or node
     else:
         body = node.child_by_field_name("body") or node
@@ -556,7 +578,11 @@ def _make_symbol(
     members: tuple[_Symbol, ...] = ()
     if rule.role == CONTAINER:
         members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
-    end = min(_end_row(outer), len(lines) - 1)
+    end = _end_row(outer)
+    detached = _dart_function_body(node) if code.grammar == "dart" else None
+    if detached is not None:
+        end = _end_row(detached)
+    end = min(end, len(lines) - 1)
     return _Symbol(name=qualified, kind=kind, start=start, end=end, head=head, members=members)
 
 
@@ -670,6 +696,14 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
     t = node.type
     if code.grammar == "kotlin":
         return _kotlin_symbol(node)
+    if code.grammar == "elixir":
+        return _elixir_symbol(node)
+    if code.grammar == "dart":
+        return _dart_symbol(node)
+    if code.grammar == "lua" and t == "assignment_statement":
+        return _lua_assignment(node)
+    if code.grammar == "lua" and t == "function_call":
+        return _lua_test_block(node)
     if t in _BODY_REQUIRED and node.child_by_field_name("body") is None:
         return None  # an abstract or interface method: a line of its type's chunk, not a chunk
     if code.grammar == "csharp" and (t in _CSHARP_ACCESSOR_MEMBERS or t in _CSHARP_OPERATORS):
@@ -726,6 +760,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
     name = _clean_name(_text(name_node))
     if not name or name_node is None:
         return None
+    if code.grammar == "lua":  # `function M:method()` is called as M:method, defined on M as M.method
+        name = name.replace(":", ".")
     if name in _C_STATEMENT_WORDS and code.grammar in ("c", "cpp"):
         return None  # `else if (x) {` misread as a function in a broken parse
     if t == "method_declaration" and code.grammar == "go":
@@ -805,7 +841,7 @@ def _test_block(node: Node) -> tuple[str, int, str | None] | None:
 def _test_block_body(node: Node) -> Node | None:
     args = node.child_by_field_name("arguments")
     for arg in args.named_children if args is not None else []:
-        if arg.type in _FUNCTION_VALUES:
+        if arg.type in _FUNCTION_VALUES or arg.type == "function_definition":  # Lua's `function() … end`
             return arg.child_by_field_name("body")
     return None
 
@@ -901,6 +937,138 @@ def _swift_symbol(node: Node) -> tuple[str, int, str | None] | None:
     if not _long_enough(node, name_node):
         return None
     return name, name_node.start_point.row, None
+
+
+# Elixir's definitions are calls by name: what each defines, as a Chunk.kind.
+_ELIXIR_FUNCTIONS = frozenset(
+    {"def", "defp", "defmacro", "defmacrop", "defguard", "defguardp", "defdelegate", "defn", "defnp"}
+)
+_ELIXIR_MODULES = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl"}
+_ELIXIR_TEST_BLOCKS = frozenset({"describe", "test"})  # ExUnit
+
+
+def _elixir_symbol(node: Node) -> tuple[str, int, str | None] | None:
+    """An Elixir definition: `defmodule MyApp.Accounts` (its functions are MyApp.Accounts.get_user),
+    `def get_user(id)`, `defp normalize(x) when …`, `defprotocol`, `defimpl String.Chars, for: User` (named
+    String.Chars.User, the module Elixir compiles it to), or an ExUnit `describe`/`test "title" do` block,
+    named by its title as JS test blocks are. Any other call is no symbol."""
+    if node.type != "call":
+        return None
+    target = node.child_by_field_name("target")
+    args = next((c for c in node.named_children if c.type == "arguments"), None)
+    if target is None or target.type != "identifier" or args is None or not args.named_children:
+        return None
+    word, first = _text(target), args.named_children[0]
+    has_body = any(c.type == "do_block" for c in node.named_children) or any(
+        _text(p.child_by_field_name("key")).strip() == "do:"
+        for keywords in args.named_children
+        if keywords.type == "keywords"
+        for p in keywords.named_children
+    )
+    if word in _ELIXIR_FUNCTIONS:
+        if not has_body and word != "defdelegate":
+            return None  # a protocol's or behaviour's `def size(data)`: a line of its module's chunk
+        head: Node | None = first
+        while head is not None and head.type == "binary_operator":  # `f(x) when is_binary(x)`
+            head = head.child_by_field_name("left")
+        if head is not None and head.type == "call":
+            head = head.child_by_field_name("target")
+        if head is None or head.type != "identifier":
+            return None  # `def unquote(name)(…)`: generated, no name to give
+        return _text(head), head.start_point.row, "function"
+    if word in _ELIXIR_MODULES:
+        if first.type != "alias":
+            return None
+        name = _text(first)
+        if word == "defimpl":
+            implemented = next(
+                (
+                    p.child_by_field_name("value")
+                    for keywords in args.named_children
+                    if keywords.type == "keywords"
+                    for p in keywords.named_children
+                    if _text(p.child_by_field_name("key")).strip() == "for:"
+                ),
+                None,
+            )
+            if implemented is not None:
+                name = f"{name}.{_text(implemented)}"
+        return name, first.start_point.row, _ELIXIR_MODULES[word]
+    if word in _ELIXIR_TEST_BLOCKS and first.type == "string" and has_body:
+        title = _SPACE.sub(" ", _text(first).strip('"')).strip()
+        return (title, first.start_point.row, "function") if title else None
+    return None
+
+
+def _dart_function_body(node: Node) -> Node | None:
+    """The body Dart's grammar puts after a function's or method's signature, as its sibling."""
+    if node.type not in ("function_signature", "method_signature"):
+        return None
+    after = node.next_named_sibling
+    return after if after is not None and after.type == "function_body" else None
+
+
+def _dart_symbol(node: Node) -> tuple[str, int, str | None] | None:
+    """A Dart class, mixin, extension or enum by its name, or a function, method, getter, setter, constructor
+    or operator that has a body. A named constructor is named as it is called (`Point.zero`, in class Point);
+    an operator by its symbol (`Point.operator+`)."""
+    t = node.type
+    if t in ("function_signature", "method_signature"):
+        if _dart_function_body(node) is None:
+            return None  # abstract, or a constructor with only initializers: a line of its class's chunk
+        signature = node.named_children[0] if t == "method_signature" and node.named_children else node
+        if signature.type in ("constructor_signature", "factory_constructor_signature"):
+            parts = [c for c in signature.named_children if c.type == "identifier"]
+            if not parts:
+                return None
+            named = parts[-1] if len(parts) > 1 else parts[0]
+            return _text(named), named.start_point.row, None
+        if signature.type == "operator_signature":
+            operator = next((c for c in signature.named_children if "operator" in c.type), None)
+            if operator is None:
+                return None
+            return f"operator{_SPACE.sub('', _text(operator))}", signature.start_point.row, None
+        name_node = signature.child_by_field_name("name")
+    elif t == "mixin_declaration":  # no name field: its identifier
+        name_node = next((c for c in node.named_children if c.type == "identifier"), None)
+    elif t == "extension_declaration":  # `extension on String`: named by the type it extends
+        name_node = node.child_by_field_name("name") or node.child_by_field_name("class")
+    else:
+        name_node = node.child_by_field_name("name")
+    name = _clean_name(_text(name_node))
+    if name_node is None or not name:
+        return None
+    return name, name_node.start_point.row, None
+
+
+def _lua_test_block(node: Node) -> tuple[str, int, str | None] | None:
+    """busted's `describe("actions", function() … end)` and `it("works", function() … end)`, named by their
+    titles as JS test blocks are. Any other call is no symbol."""
+    callee = node.child_by_field_name("name")
+    args = node.child_by_field_name("arguments")
+    named = args.named_children if args is not None else []
+    if callee is None or callee.type != "identifier" or _text(callee) not in _TEST_BLOCK_CALLS:
+        return None
+    if len(named) < 2 or named[0].type != "string" or _test_block_body(node) is None:
+        return None
+    content = named[0].child_by_field_name("content")
+    title = _SPACE.sub(" ", _text(content)).strip()
+    return (title, node.start_point.row, None) if title else None
+
+
+def _lua_assignment(node: Node) -> tuple[str, int, str | None] | None:
+    """A function assigned to one name (`M.handler = function(req) … end`, `local f = function() … end`)."""
+    names = next((c for c in node.named_children if c.type == "variable_list"), None)
+    values = next((c for c in node.named_children if c.type == "expression_list"), None)
+    if names is None or values is None or len(names.named_children) != 1 or len(values.named_children) != 1:
+        return None
+    if values.named_children[0].type != "function_definition":
+        return None
+    target = names.named_children[0]
+    if target.type not in ("identifier", "dot_index_expression"):
+        return None  # `map[key] = function …`: an entry of a table, not a name
+    name = _clean_name(_text(target)).replace(":", ".")
+    return (name, target.start_point.row, None) if name else None
 
 
 def _long_enough(node: Node, name: Node) -> bool:

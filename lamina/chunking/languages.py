@@ -229,6 +229,46 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
         },
         leading=frozenset({"comment", "block_comment"}),
     ),
+    # Single-file components: the `<script>` blocks are read as TypeScript (which reads their JavaScript
+    # too) in place, the template and styles are the file's `<module>` lines (chunker._script_blocks).
+    "vue": CodeLanguage(grammar="typescript", symbols=_TS_SYMBOLS, wrappers=_JS_WRAPPERS),
+    "svelte": CodeLanguage(grammar="typescript", symbols=_TS_SYMBOLS, wrappers=_JS_WRAPPERS),
+    "bash": CodeLanguage(grammar="bash", symbols={"function_definition": _F}),
+    "lua": CodeLanguage(
+        grammar="lua",
+        # `function M.add(…)`, `function M:method(…)` (named M.method), `local function f`, and a function
+        # assigned to a name (`M.handler = function(req) … end`; chunker._lua_assignment)
+        # busted's `describe("…", function() … end)` and `it(…)` are test blocks named by their titles
+        symbols={
+            "function_declaration": _F,
+            "assignment_statement": _F,
+            "function_call": SymbolRule("function", CONTAINER),
+        },
+        wrappers=frozenset({"variable_declaration"}),  # `local f = function() … end`
+    ),
+    # Elixir is all calls: `defmodule`, `def`, `defp`, `defmacro`, `defprotocol`, `defimpl`, ExUnit's
+    # `describe`/`test` blocks are symbols (chunker._elixir_symbol); any other call is searched through.
+    # `@doc`, `@spec` and `@impl` above a `def` lead it.
+    "elixir": CodeLanguage(
+        grammar="elixir",
+        symbols={"call": SymbolRule("function", CONTAINER)},
+        leading=frozenset({"comment", "unary_operator"}),
+    ),
+    # Dart's grammar puts a function's signature and its body side by side: the symbol is the signature
+    # with the `function_body` after it (chunker._dart_symbol); a signature without one (abstract) is a line.
+    "dart": CodeLanguage(
+        grammar="dart",
+        symbols={
+            "class_definition": _CLASS,
+            "mixin_declaration": _CLASS,
+            "extension_declaration": SymbolRule("impl", CONTAINER),
+            "extension_type_declaration": _CLASS,
+            "enum_declaration": SymbolRule("enum", CONTAINER),
+            "function_signature": _F,
+            "method_signature": _F,
+        },
+        leading=frozenset({"comment", "documentation_comment", "annotation"}),
+    ),
 }
 
 # Text formats chunked into sections (headings, tables, top-level keys) rather than symbols.
@@ -271,6 +311,14 @@ _BY_SUFFIX = {
     ".swift": "swift",
     ".scala": "scala",
     ".sc": "scala",
+    ".vue": "vue",
+    ".svelte": "svelte",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".lua": "lua",
+    ".ex": "elixir",
+    ".exs": "elixir",
+    ".dart": "dart",
     ".md": "markdown",
     ".markdown": "markdown",
     ".toml": "toml",

@@ -63,17 +63,19 @@ CONFIG_NAMES = frozenset(
     .editorconfig .flake8 .pylintrc .coveragerc go.mod go.work setup.py conftest.py noxfile.py tox.ini
     manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
     makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc build.mill mill package.swift gradlew gradlew.bat mvnw
-    fastfile appfile podfile cartfile
+    fastfile appfile podfile cartfile mix.exs .formatter.exs .luacheckrc .busted
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
     r"(\.lock|-lock\.json|-lock\.yaml|\.sum|[.-]min\.js|[.-]min\.css|-\d+\.\d+\.\d+\.(js|css)|\.map|"
     r"_pb2\.pyi?|_pb2_grpc\.py|\.pb\.go|"
-    r"\.pb\.gw\.go|_gen\.go|\.gen\.go|_generated\.go|\.generated\.[^/]+|\.g\.dart|\.designer\.cs)$",
+    r"\.pb\.gw\.go|_gen\.go|\.gen\.go|_generated\.go|\.generated\.[^/]+|\.designer\.cs|"
+    r"\.(g|freezed|gr|mocks|pb|pbenum|pbjson|pbgrpc|pbserver)\.dart)$",
     re.IGNORECASE,
 )
 TEST_DIRS = frozenset(
-    "test tests testing __tests__ __test__ __mocks__ spec specs e2e integration-tests integration_tests it "
+    "test tests testing __tests__ __test__ __mocks__ spec specs e2e integration-tests integration_tests "
+    "integration_test it "
     "benches bench benchmarks benchmark perftests perftest conformance".split()
 )
 DATA_DIRS = frozenset(
@@ -86,7 +88,9 @@ DOCS_DIRS = frozenset(
 # means Build/sign.ps1) and settings (config by theirs); build output is gitignored, and [index]'s default
 # excludes skip a lowercase build/ anyway. Newtonsoft.Json keeps its signing scripts in Build/.
 CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
-GENERATED_DIRS = frozenset("node_modules vendor third_party dist out target __generated__ gen".split())
+GENERATED_DIRS = frozenset(
+    "node_modules vendor third_party dist out target __generated__ gen generated".split()
+)
 # .NET and Java test projects: Newtonsoft.Json.Tests/, Foo.UnitTests/, Bar.IntegrationTests/ (a folder named
 # after the project it tests, with a suffix), where only some files are named *Tests.cs.
 TEST_DIR_SUFFIXES = (
@@ -99,10 +103,11 @@ TEST_DIR_SUFFIXES = (
     ".benchmarks",
 )
 # A test by its file name: test_x.py, x_test.py, x_test.go, x.test.ts, x.spec.js, XTest.java, XTests.cs,
-# XIT.java, XTest.php, XSuite.scala, x_spec.rb, tests.rs, x_tests.rs, conftest.py is config (fixtures),
-# test-utils stay by folder.
+# XIT.java, XTest.php, XSuite.scala, x_spec.rb, x_spec.lua (busted), x_test.dart, x.bats, tests.rs,
+# x_tests.rs; conftest.py is config (fixtures), test-utils stay by folder.
 TEST_NAMES = re.compile(
-    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|_spec\.rb$|"
+    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp|dart)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|"
+    r"_spec\.(rb|lua)$|\.bats$|"
     r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php)$|[a-z0-9]Suite\.scala$|"
     r"^Test[A-Z].*\.(java|kt|cs)$",
 )
@@ -111,7 +116,7 @@ DJANGO_MIGRATION = re.compile(r"^\d{4}_\w+\.py$")  # app/migrations/0002_auto_20
 # manifests (Package@swift-6.0.swift).
 CONFIG_NAME_PATTERNS = re.compile(
     r"\.gradle\.kts$|^package@swift-[0-9.]+\.swift$|\.(xml|neon|ini|yml|yaml|json)\.dist$|\.neon$|\.podspec$|"
-    r"\.pbxproj$|\.xcconfig$|\.mill$",
+    r"\.pbxproj$|\.xcconfig$|\.mill$|\.rockspec$",
     re.IGNORECASE,
 )  # phpunit.xml.dist, phpstan.neon(.dist): PHP tools' settings; CocoaPods and Xcode projects; Mill builds
 # Kotlin Multiplatform and Android source sets of tests: src/commonTest/, src/jvmTest/, src/androidUnitTest/

@@ -1,0 +1,354 @@
+"""Vue and Svelte components, shell, Lua, Elixir and Dart are chunked into symbols (schema 24); before, they
+were line windows, so no packet could name a function in them.
+
+Shapes checked on vue-element-admin and sveltejs/kit (components), nvm (shell), telescope.nvim (Lua), ecto
+(Elixir) and dart-lang/http (Dart): the names a developer of each language uses, declarations without a body
+left as lines of their enclosing chunk, doc comments and attributes leading their symbol.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from lamina.chunking import Chunk, chunk_file
+from lamina.chunking.languages import language_for
+
+
+def source(text: str) -> bytes:
+    return textwrap.dedent(text).lstrip("\n").encode()
+
+
+def named(chunks: list[Chunk]) -> list[tuple[str, str, int, int]]:
+    return [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if not c.symbol.startswith("<")]
+
+
+def module_lines(chunks: list[Chunk]) -> str:
+    return "\n".join(c.text for c in chunks if c.symbol == "<module>")
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("src/components/Cart.vue", "vue"),
+        ("src/routes/+page.svelte", "svelte"),
+        ("nvm.sh", "bash"),
+        ("scripts/release.bash", "bash"),
+        ("lua/telescope/pickers.lua", "lua"),
+        ("lib/ecto/changeset.ex", "elixir"),
+        ("test/ecto/changeset_test.exs", "elixir"),
+        ("lib/src/client.dart", "dart"),
+    ],
+)
+def test_language_by_suffix(path: str, language: str) -> None:
+    assert language_for(path) == language
+
+
+VUE = source(
+    """
+    <template>
+      <div class="cart">
+        <button @click="addItem(item)">Add</button>
+      </div>
+    </template>
+
+    <script setup lang="ts">
+    import { ref } from 'vue'
+
+    const items = ref<string[]>([])
+
+    /** Adds an item to the cart. */
+    function addItem(item: string) {
+      items.value.push(item)
+    }
+
+    const removeItem = (i: number) => {
+      items.value.splice(i, 1)
+    }
+    </script>
+
+    <style scoped>
+    .cart { color: red; }
+    </style>
+    """
+)
+
+
+def test_a_vue_components_script_is_parsed_in_place_and_its_template_is_module_lines() -> None:
+    chunks = chunk_file("src/components/Cart.vue", VUE)
+    assert named(chunks) == [("addItem", "function", 12, 15), ("removeItem", "function", 17, 19)]
+    assert chunks[1].text.splitlines()[0] == "/** Adds an item to the cart. */"  # the source's own lines
+    module = module_lines(chunks)
+    assert '<button @click="addItem(item)">Add</button>' in module and ".cart { color: red; }" in module
+    assert "const items = ref<string[]>([])" in module
+
+
+def test_a_vue_2_options_object_names_its_methods() -> None:
+    text = source(
+        """
+        <template><div>{{ total }}</div></template>
+        <script>
+        export default {
+          name: 'Cart',
+          methods: {
+            fetchData() {
+              return this.load()
+            }
+          }
+        }
+        </script>
+        """
+    )
+    assert ("fetchData", "function", 6, 8) in named(chunk_file("src/views/Cart.vue", text))
+
+
+def test_a_svelte_components_scripts_are_read_and_the_markup_is_not() -> None:
+    text = source(
+        """
+        <script context="module">
+          export function preload() {
+            return {}
+          }
+        </script>
+        <script>
+          export let name = 'world';
+          function greet() {
+            alert(`Hello ${name}`);
+          }
+        </script>
+
+        <h1 on:click={greet}>Hello {name}! function fake() {}</h1>
+        """
+    )
+    assert named(chunk_file("src/routes/+page.svelte", text)) == [
+        ("preload", "function", 2, 4),
+        ("greet", "function", 8, 10),
+    ]
+
+
+def test_shell_functions_in_both_forms_with_their_comments() -> None:
+    text = source(
+        """
+        #!/usr/bin/env bash
+        set -euo pipefail
+
+        # Print usage
+        usage() {
+          echo "usage"
+        }
+
+        function build_all {
+          make all
+        }
+        usage
+        """
+    )
+    chunks = chunk_file("scripts/build.sh", text)
+    assert named(chunks) == [("usage", "function", 4, 7), ("build_all", "function", 9, 11)]
+    assert "set -euo pipefail" in module_lines(chunks)
+
+
+LUA = source(
+    """
+    local M = {}
+
+    --- Adds two numbers.
+    function M.add(a, b)
+      return a + b
+    end
+
+    function M:refresh(x)
+      return self.v + x
+    end
+
+    local function helper(x)
+      return x * 2
+    end
+
+    M.handler = function(req)
+      return req
+    end
+
+    local on_exit = function()
+      print("bye")
+    end
+
+    _resolve_map[function(val) return val end] = function(selector, val)
+      return val
+    end
+
+    return M
+    """
+)
+
+
+def test_lua_functions_methods_and_functions_assigned_to_names() -> None:
+    assert named(chunk_file("lua/telescope/pickers.lua", LUA)) == [
+        ("M.add", "method", 3, 6),
+        ("M.refresh", "method", 8, 10),  # `M:refresh` is defined on M
+        ("helper", "function", 12, 14),
+        ("M.handler", "method", 16, 18),
+        ("on_exit", "function", 20, 22),
+        # a function stored under a computed key is an entry of a table, not a name
+    ]
+
+
+def test_busted_blocks_are_named_by_their_titles() -> None:
+    text = source(
+        """
+        local eq = assert.are.same
+        describe("actions", function()
+          it("moves the selection", function()
+            eq(1, 1)
+          end)
+        end)
+        print("done")
+        """
+    )
+    assert named(chunk_file("lua/tests/actions_spec.lua", text)) == [
+        ("actions", "function", 2, 6),
+        ("actions.moves the selection", "function", 3, 5),
+    ]
+
+
+ELIXIR = source(
+    '''
+    defmodule MyApp.Accounts do
+      @moduledoc """
+      Accounts context.
+      """
+      alias MyApp.Repo
+
+      @doc "Gets a user."
+      @spec get_user(integer) :: User.t()
+      def get_user(id) do
+        Repo.get(User, id)
+      end
+
+      def create_user(attrs \\\\ %{}), do: %User{} |> User.changeset(attrs) |> Repo.insert()
+
+      defp normalize(x) when is_binary(x) do
+        String.trim(x)
+      end
+
+      defmodule Inner do
+        defmacro my_macro(a) do
+          quote do: unquote(a)
+        end
+      end
+    end
+
+    defimpl String.Chars, for: MyApp.User do
+      def to_string(u), do: u.name
+    end
+
+    defprotocol Size do
+      def size(data)
+    end
+    '''
+)
+
+
+def test_elixir_modules_and_their_functions_by_the_names_elixir_gives_them() -> None:
+    assert named(chunk_file("lib/my_app/accounts.ex", ELIXIR)) == [
+        ("MyApp.Accounts", "module", 1, 24),
+        ("MyApp.Accounts.get_user", "function", 7, 11),  # with its @doc and @spec
+        ("MyApp.Accounts.create_user", "function", 13, 13),
+        ("MyApp.Accounts.normalize", "function", 15, 17),  # the guard is not the name
+        ("MyApp.Accounts.Inner", "module", 19, 23),
+        ("MyApp.Accounts.Inner.my_macro", "function", 20, 22),
+        ("String.Chars.MyApp.User", "impl", 26, 28),  # the module Elixir compiles the impl to
+        ("String.Chars.MyApp.User.to_string", "function", 27, 27),
+        ("Size", "interface", 30, 32),  # `def size(data)` has no body: a line of the protocol
+    ]
+
+
+def test_exunit_blocks_are_named_by_their_titles() -> None:
+    text = source(
+        """
+        defmodule MyApp.AccountsTest do
+          use ExUnit.Case, async: true
+
+          describe "get_user/1" do
+            test "returns the user", %{user: user} do
+              assert Accounts.get_user(user.id) == user
+            end
+          end
+        end
+        """
+    )
+    assert named(chunk_file("test/my_app/accounts_test.exs", text)) == [
+        ("MyApp.AccountsTest", "module", 1, 9),
+        ("MyApp.AccountsTest.get_user/1", "function", 4, 8),
+        ("MyApp.AccountsTest.get_user/1.returns the user", "function", 5, 7),
+    ]
+
+
+DART = source(
+    """
+    import 'package:flutter/material.dart';
+
+    /// A counter widget.
+    class Counter extends StatelessWidget {
+      final int value;
+
+      const Counter({super.key, required this.value});
+
+      Counter.fromJson(Map<String, dynamic> json) : value = json['value'];
+
+      /// Builds it.
+      @override
+      Widget build(BuildContext context) {
+        return Text('$value');
+      }
+
+      int get doubled => value * 2;
+
+      factory Counter.zero() {
+        return Counter(value: 0);
+      }
+
+      Counter operator +(Counter other) {
+        return Counter(value: value + other.value);
+      }
+    }
+
+    void main() {
+      runApp(Counter(value: 1));
+    }
+
+    mixin Logger on Object {
+      void log(String m) {
+        print(m);
+      }
+    }
+
+    extension on String {
+      String shout() => toUpperCase();
+    }
+
+    abstract class Repo {
+      Future<void> save();
+    }
+    """
+)
+
+
+def test_dart_signatures_take_the_body_beside_them() -> None:
+    assert named(chunk_file("lib/src/counter.dart", DART)) == [
+        ("Counter", "class", 3, 26),
+        ("Counter.build", "method", 11, 15),  # with its doc comment and annotation
+        ("Counter.doubled", "method", 17, 17),
+        ("Counter.zero", "method", 19, 21),  # a named constructor, as it is called
+        ("Counter.operator+", "method", 23, 25),
+        ("main", "function", 28, 30),
+        ("Logger", "class", 32, 36),
+        ("Logger.log", "method", 33, 35),
+        ("String", "impl", 38, 40),  # an unnamed extension: by the type it extends
+        ("String.shout", "method", 39, 39),
+        ("Repo", "class", 42, 44),  # `save` has no body: a line of its class, as `const Counter(…);` is
+    ]
+    counter = next(c for c in chunk_file("lib/src/counter.dart", DART) if c.symbol == "Counter")
+    assert "const Counter({super.key, required this.value});" in counter.text
+    assert "Counter.fromJson(Map<String, dynamic> json) : value = json['value'];" in counter.text
