@@ -24,7 +24,11 @@ def test_read_task_recognises_identifiers_paths_and_scopes() -> None:
     assert "fix" not in task.terms  # a conventional-commit type says nothing about the code
     assert "ts" not in task.names  # a file suffix is no name
     scoped = read_task("tpl/collections: Fix where with nil values")
-    assert {"tpl", "collection"} <= scoped.names
+    assert "collection" in scoped.names and "tpl/collections" in scoped.folders
+    # a path names its file, not each folder: `rich` of rich/live_render.py named `RichCast.__rich__`
+    path = read_task("In rich/live_render.py the ellipsis line is drawn even when the output fits")
+    assert path.names == {"liverender"} and {"rich", "liv", "render"} <= set(path.terms)
+    assert path.written == {"live_render"}
     assert not read_task("Refund a paid order when the warehouse cannot ship it").names
     # `fix: …` is a commit type, not a scope: it was read as an identifier (excalidraw's "symbol name: fix")
     typed = read_task("fix: rerender the preview when the mermaid code changes")
@@ -583,3 +587,38 @@ def test_a_symbol_the_task_names_is_its_file_s_first_source() -> None:
     assert first["symbol"] == "Request.data" and "the task names this symbol" in first["reasons"]
     plain = localize(corpus, task, None, params=LocalizeParams(named_symbols_lead=False))
     assert plain[0]["symbol"] != "Request.data"  # by its words alone it would not lead
+
+
+def test_the_symbol_the_task_names_is_the_one_written_as_the_task_writes_it() -> None:
+    """urfave/cli (Go): "Command.Run" marked `Command.run` and `Command.Command` as named too, and rich:
+    "Console.printx" marked `Progress.console`. Case tells Go's exported and unexported names apart, and a
+    qualified name is named only as the task writes the pair."""
+    paths = ["command_run.go"] * 3 + ["command.go", "progress.go", "console.go"]
+    symbols = [
+        "Command.run",
+        "Command.Run",
+        "Command.parse",
+        "Command.Command",
+        "Progress.console",
+        "Console",
+    ]
+    texts = [
+        "func (cmd *Command) run(ctx context.Context, args []string) error: run the command and its context",
+        "func (cmd *Command) Run(ctx context.Context, args []string) error: run with the context",
+        "func (cmd *Command) parse(args []string): parse the context flags of the command",
+        "func (cmd *Command) Command(name string) *Command: the command of the context named name",
+        "func (p *Progress) console() *Console: the console of the context",
+        "type Console struct: prints to the context's terminal",
+    ]
+    n = len(paths)
+    corpus = build_chunk_corpus(paths, symbols, ["method"] * n, [1, 40, 80, 1, 1, 1], [39, 79, 99, 20, 9, 9], texts,
+                                None, roles=["code"] * n)  # fmt: skip
+    sources = localize(corpus, "Make Command.Run respect context cancellation", None)
+    named = {s["symbol"] for s in sources if "the task names this symbol" in s["reasons"]}
+    assert named == {"Command.Run"}
+    assert next(s["symbol"] for s in sources if s["file"] == "command_run.go") == "Command.Run"
+    lower = localize(corpus, "Make Command.run respect context cancellation", None)
+    assert {s["symbol"] for s in lower if "the task names this symbol" in s["reasons"]} == {"Command.run"}
+    # "Console" names the type Console; a member spelt `console` is named only when nothing is spelt as written
+    console = localize(corpus, "Console.printx should return the context", None)
+    assert {s["symbol"] for s in console if "the task names this symbol" in s["reasons"]} == {"Console"}

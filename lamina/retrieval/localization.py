@@ -15,6 +15,7 @@ Source text is untrusted data: it is ranked and quoted by position, never interp
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -825,11 +826,14 @@ def _fill_sources(
 
 
 def _named_symbols(corpus: ChunkCorpus, task: TaskQuery, candidates: Sequence[int]) -> frozenset[int]:
-    """The candidates whose symbol the task names as an identifier: `Request.data` when the task names both
-    parts, else any symbol whose own name it names (`getMany()`: any owner's). Such a symbol is its file's first
-    source (django-rest-framework: "Request.data" listed `Request.data` fifth in its file)."""
+    """The candidates whose symbol the task names as an identifier: `Request.data` when the task writes
+    `Request.data`, else any symbol whose own name it names (`getMany()`: any owner's); of those, the ones
+    written with the task's own case when there are any (Go's `Command.Run` is not `Command.run`, and "Console"
+    is not `Progress.console`). Such a symbol is its file's first source (django-rest-framework:
+    "Request.data" listed `Request.data` fifth in its file)."""
     if not task.names:
         return frozenset()
+    pairs = {(_whole_term(a), _whole_term(b)) for a, b in task.written_pairs}
     qualified: list[int] = []
     member: list[int] = []
     for doc in candidates:
@@ -839,8 +843,15 @@ def _named_symbols(corpus: ChunkCorpus, task: TaskQuery, candidates: Sequence[in
         parts = [_whole_term(part) for part in symbol.replace("::", ".").split(".") if part]
         if not parts or parts[-1] not in task.names:
             continue
-        (qualified if len(parts) > 1 and parts[-2] in task.names else member).append(doc)
-    return frozenset(qualified or member)
+        (qualified if len(parts) > 1 and (parts[-2], parts[-1]) in pairs else member).append(doc)
+    chosen = qualified or member
+    as_written = [d for d in chosen if _own_name(corpus.symbols[d]) in task.written]
+    return frozenset(as_written or chosen)
+
+
+def _own_name(symbol: str) -> str:
+    """A symbol's last part as written: `Command.Run` -> Run (a Ruby `Foo#bar` -> bar)."""
+    return re.split(r"[.#]|::", symbol)[-1]
 
 
 def _symbol_span(corpus: ChunkCorpus, docs: Sequence[int]) -> tuple[int, int]:

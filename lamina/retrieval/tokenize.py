@@ -262,6 +262,10 @@ class TaskQuery:
     # The examples it names ("fix the chat example", "update table-resize example"), lower-cased: localization
     # reads an examples folder's program of that name as code and lists it first (session 33).
     examples: tuple[str, ...] = ()
+    # The named identifiers' words as written (case kept: Go's `Command.Run` is not `Command.run`), and each
+    # adjacent pair of a qualified one (`Command.Run` -> ("Command", "Run")): which symbol the task names.
+    written: frozenset[str] = frozenset()
+    written_pairs: frozenset[tuple[str, str]] = frozenset()
 
 
 # "<name> example": the example program a task names; the name is one word, hyphens allowed.
@@ -321,16 +325,25 @@ def read_task(text: str) -> TaskQuery:
     words: dict[str, str] = {}
     identifier_terms: set[str] = set()
     names: set[str] = set()
+    written: set[str] = set()
+    written_pairs: set[tuple[str, str]] = set()
     for ident in named:
-        for word in split_words(_FILE_SUFFIX_RE.sub("", ident)):
+        core = _FILE_SUFFIX_RE.sub("", ident)
+        ident_words = split_words(core)
+        # a path names its file: `rich/live_render.py` names live_render, not a symbol called rich
+        named_words = ident_words[-1:] if "/" in core else ident_words
+        for word in ident_words:
             parts = word_term_texts(word)
             if not parts:
                 continue
             identifier_terms.update(t for t, _ in parts)
-            names.add(parts[-1][0])  # the whole identifier (or the single part of a one-part word)
+            if word in named_words:
+                names.add(parts[-1][0])  # the whole identifier (or the single part of a one-part word)
             for t, said in parts:
                 terms.setdefault(t, None)
                 words.setdefault(t, said)
+        written.update(named_words)
+        written_pairs.update(zip(named_words, named_words[1:], strict=False))
     for word in split_words(body):
         folded = word.casefold()
         if folded in TASK_STOPWORDS_FOR_QUERY or folded in COMMIT_TYPES and scope is not None:
@@ -346,5 +359,12 @@ def read_task(text: str) -> TaskQuery:
         )
     )
     return TaskQuery(
-        tuple(terms), frozenset(identifier_terms), frozenset(names), words, tuple(folders), examples
+        tuple(terms),
+        frozenset(identifier_terms),
+        frozenset(names),
+        words,
+        tuple(folders),
+        examples,
+        frozenset(written),
+        frozenset(written_pairs),
     )
