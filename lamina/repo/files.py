@@ -25,6 +25,7 @@ from lamina.bounded import Bounded
 from lamina.config import DEFAULT_EXCLUDES, Config
 from lamina.constants import (
     BINARY_SNIFF_BYTES,
+    GENERATED_COMMENT,
     GENERATED_MARKERS,
     GENERATED_SNIFF_BYTES,
     PATH_DECISIONS_MAX,
@@ -49,6 +50,7 @@ SKIP_REASONS = (
 # database, JSON or UTF-8 stream accepts). Such a file is skipped and counted, never a failed build.
 UNUSUAL_NAME = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
+_GENERATED_COMMENT = re.compile(GENERATED_COMMENT)
 _MODE_SYMLINK = "120000"
 _MODE_GITLINK = "160000"  # a submodule: a commit id, not a file
 
@@ -321,7 +323,7 @@ def _read_candidate(repo_root: str, cand: _Candidate, max_bytes: int) -> SourceF
     if b"\0" in head:
         return "binary"
     start = head[:GENERATED_SNIFF_BYTES]
-    if any(marker in start for marker in GENERATED_MARKERS):
+    if any(marker in start for marker in GENERATED_MARKERS) or _GENERATED_COMMENT.search(start):
         return "vendored_or_generated"
     if cand.index_blob is None:
         return SourceFile(path=cand.path, blob=git_blob_id(data), size=len(data))
