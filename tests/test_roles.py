@@ -141,6 +141,12 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("lib/generated/intl/messages_all.dart", "generated"),
         ("test/install.bats", "test"),
         ("tools/install.bats", "test"),
+        # a test's JSON, XML or YAML is data (rich's asv results were related tests)
+        ("benchmarks/results/benchmarks.json", "data"),
+        ("maven-core/src/test/projects/basic/pom.xml", "data"),
+        ("tests/cases/parse.yaml", "data"),
+        ("tests/test_parse.py", "test"),
+        ("tests/run.sh", "test"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

@@ -163,7 +163,10 @@ def conventional_role(path: str) -> str:
         test_by_name = TEST_NAMES.search(name) is not None
         test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
     if test_by_name or test_folder or _java_test_tree(pure.parts[:-1]):
-        return TEST if code_like else DATA if suffix in DATA_SUFFIXES else TEST
+        # a test's JSON, XML or YAML is its data, no test to list: rich's 178 asv results under benchmarks/
+        # were related tests; maven's test projects hold 2,982 pom.xml files
+        data_like = suffix in DATA_SUFFIXES or suffix in CONFIG_SUFFIXES
+        return TEST if code_like else DATA if data_like else TEST
     if DOCS_NAMES.match(name) and not code_like or suffix in DOCS_SUFFIXES:
         return DOCS  # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo)
     if any(f in DOCS_DIRS or f.endswith(".docc") for f in folders):  # a DocC catalog's tutorial code
