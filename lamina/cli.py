@@ -171,7 +171,8 @@ def prepared_by_graphd(argv: list[str]) -> int | None:
     from lamina.index.progress import build_summary
     from lamina.packet import render_packet
 
-    sys.stderr.write(build_summary(reply.get("stats")) + "\n")
+    if not reply.get("quiet"):  # --quiet: the packet alone
+        sys.stderr.write(build_summary(reply.get("stats")) + "\n")
     sys.stdout.write(render_packet(packet).rstrip("\n") + "\n")
     return 0
 

@@ -118,7 +118,8 @@ def _prepare_work(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
     from lamina.commands.work import prepare_context, prepare_packet
     from lamina.index.hosted_prepare import ask_graphd_to_prepare
 
-    task, workflow = require_words(arguments["task"]), arguments.get("workflow")
+    task = require_words(arguments["task"], hint="Pass the task in plain words as `task`.")
+    workflow = arguments.get("workflow")
     reply = ask_graphd_to_prepare(".", task, workflow, quiet=False, tty=True, show=call.stream.show)
     if reply is not None:
         packet: dict[str, Any] = reply["packet"]

@@ -123,6 +123,8 @@ def test_tools_have_schemas_and_malformed_arguments_are_tool_errors(tmp_path: Pa
                     assert result.is_error, (name, arguments)
                     error = result.structured_content["error"]  # type: ignore[index]
                     assert error["code"] == "LAMINA_USAGE" and "is empty" in error["message"]
+                    if name == "prepare_work":
+                        assert "`task`" in error["hint"], error  # not a CLI hint an agent cannot follow
                 assert (
                     set(t.name for t in (await client.list_tools(cache_mode="refresh")).tools) == TOOL_NAMES
                 )

@@ -296,6 +296,22 @@ def test_human_rendering_and_search(shop: Path) -> None:
     assert {r["file"] for r in body["related"]} & {r["file"] for r in packet["related"]}
 
 
+def test_quiet_prints_the_packet_alone_on_both_paths(shop: Path) -> None:
+    """`--quiet` said "no progress output" but still wrote the build summary ("index is fresh; nothing to
+    build") to stderr (a new-user run on urfave/cli, session 36), on the full path and on the round trip to a
+    running graphd alike. Without it the summary is there, so the check can fail."""
+    (shop / "backend" / "shop" / "notes.py").write_text("def note():\n    return 'refund note'\n")
+    try:
+        for _ in range(2):  # the first builds (the full path); the second is answered by the running graphd
+            quiet = run_lamina("work", "prepare", "Refund a paid order", "--quiet", cwd=shop)
+            assert quiet.returncode == 0 and "Workflow refund-order" in quiet.stdout
+            assert quiet.stderr == "", quiet.stderr
+        loud = run_lamina("work", "prepare", "Refund a paid order", cwd=shop)
+        assert "index is fresh; nothing to build" in loud.stderr
+    finally:
+        (shop / "backend" / "shop" / "notes.py").unlink()
+
+
 def test_dense_unavailable_fails_closed_and_explicit_degrades(tmp_path: Path, lamina_home: Path) -> None:
     repo = shop_repo(tmp_path / "shop")
     home = tmp_path / "home"

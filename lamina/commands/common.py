@@ -10,13 +10,17 @@ from typing import Any
 from lamina.errors import LaminaError
 
 
-def require_words(text: str, what: str = "task") -> str:
+def require_words(
+    text: str, what: str = "task", hint: str = "Run `lamina work prepare --help` for its options."
+) -> str:
     """`text` when it has something to read; LAMINA_USAGE (nothing built or asked) when it is empty or blank:
     an empty task once selected and localized at random (session 32)."""
     if not text.strip():
         raise LaminaError(
             "LAMINA_USAGE",
-            f'the {what} is empty: say in plain words what to do (for example "refund a cancelled order")',
+            f'the {what} is empty: say in plain words what to do (for example "fix the crash when the '
+            'config file is missing")',
+            hint,
         )
     return text
 

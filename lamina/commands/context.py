@@ -242,7 +242,7 @@ def search_sources(
     `sources` and `related` cut to `limit` entries."""
     from lamina.index.build import sync
 
-    require_words(text, "search text")
+    require_words(text, "search text", "Run `lamina context search --help` for its options.")
     ctx = open_context(quiet=quiet, allow_lexical=True, progress=progress)
     sync(ctx)
     result = query_current_generation(ctx, "query.search", text=text, ranker=ranker)

@@ -62,7 +62,7 @@ def cmd_prepare(args: argparse.Namespace) -> int:
         return 0 if fresh else STALE_EXIT_STATUS
 
     def summary(stats: dict[str, Any] | None) -> None:
-        if not args.json:
+        if not args.json and not getattr(args, "quiet", False):  # --quiet: the packet alone
             sys.stderr.write(build_summary(stats) + "\n")
 
     packet = prepare_packet(ctx, args.task, args.workflow, on_built=summary)
@@ -83,6 +83,6 @@ def register(sub: Any, selected: str | None = None) -> None:
             "--check", action="store_true", help="exit 0 when the index is fresh, 1 when not; build nothing"
         )
         p.add_argument("--require-cached", action="store_true", help="fail instead of embedding anything")
-        p.add_argument("--quiet", action="store_true", help="no progress output")
+        p.add_argument("--quiet", action="store_true", help="no progress or build summary on stderr")
         add_json_flag(p)
         p.set_defaults(handler=cmd_prepare)

@@ -105,6 +105,7 @@ def prepare_via_graphd(argv: list[str]) -> dict[str, Any] | None:
     )
     if reply is not None:
         reply["json"] = question["json"]
+        reply["quiet"] = quiet
     return reply
 
 
