@@ -233,6 +233,9 @@ SELECT_MIN_MARGIN = 0.001  # fused-score margin below which the top two roots ar
 DENSE_MIN_COSINE = 0.45  # cosine a relevant root reaches (all-MiniLM-L6-v2 scale)
 SOURCES_LIMIT = 10  # entries in packet.sources
 CANDIDATES_LIMIT = 5  # entries in packet.selection.candidates
+# The text packet's `Task:` line: the task's first line up to this many characters (a pasted issue of 90 KB
+# was echoed whole above the sources; `--json` keeps the whole task).
+TASK_LINE_MAX_CHARS = 200
 # Tokenizer (lamina/retrieval/tokenize.py): longer tokens (hashes, base64 blobs) are dropped, since
 # they bloat the vocabulary and never match a task's words.
 TOKEN_MAX_CHARS = 64

@@ -13,6 +13,7 @@ from lamina.constants import (
     RETRIEVAL_SCHEMA_VERSION,
     SELECTION_LOW_CONFIDENCE,
     SELECTION_NO_ROOTS_REASON,
+    TASK_LINE_MAX_CHARS,
 )
 
 if TYPE_CHECKING:
@@ -99,12 +100,21 @@ def unknown_words_note(retrieval: dict[str, Any]) -> str:
     return f"Not in any indexed file: {', '.join(unknown)}."
 
 
+def _task_line(task: str) -> str:
+    """The task as the text packet heads it: its first line, cut at TASK_LINE_MAX_CHARS characters, with what
+    was left out counted (a pasted 90 KB issue was echoed whole before the sources; --json keeps it all)."""
+    first = task.strip().split("\n", 1)[0]
+    shown = first if len(first) <= TASK_LINE_MAX_CHARS else first[: TASK_LINE_MAX_CHARS - 1].rstrip() + "…"
+    rest = len(task.strip()) - len(shown.rstrip("…"))
+    return shown if rest <= 0 else f"{shown} (+{rest} more characters)"
+
+
 def render_packet(packet: dict[str, Any]) -> str:
     """The same content for a person: what to do, in what order, under which rules, and where."""
     lines: list[str] = []
     sel = packet["selection"]
     idx = packet["index"]
-    lines.append(f"Task: {packet['task']}")
+    lines.append(f"Task: {_task_line(packet['task'])}")
     fresh = "fresh" if idx["fresh"] else "STALE"
     no_graph = SELECTION_NO_ROOTS_REASON in sel.get("reasons", ())
     graph_label = "none yet" if no_graph else str(idx["graph_version"])[:12]

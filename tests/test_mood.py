@@ -251,3 +251,30 @@ def test_an_empty_product_graph_says_so_instead_of_asking_for_a_new_workflow() -
     assert any("needs a new one" in line for line in text)
     assert "graph none yet" not in text[1]
     assert not any("No product graph" in line for line in text)
+
+
+def test_the_text_packet_heads_a_long_task_with_its_first_line_and_counts_the_rest() -> None:
+    """A pasted 90 KB issue was echoed whole above the sources (a new-user run on rich, session 36); the JSON
+    packet keeps the whole task."""
+    from lamina.constants import TASK_LINE_MAX_CHARS
+    from lamina.packet import build_packet, render_packet
+    from lamina.retrieval.selection import Selection
+
+    none = Selection("ambiguous", (), (), ())
+
+    body = "StringSliceFlag appends to its default\n\n### Steps\n" + "go env output line\n" * 5000
+    packet = build_packet(
+        task=body, state_manifest={}, generation="g-1", index_digest="d", fresh=True, mode="hybrid",
+        workflow_source="selected", selection=none, closure=None, sources=[],
+    )  # fmt: skip
+    (head,) = [line for line in render_packet(packet).splitlines() if line.startswith("Task: ")]
+    rest = len(body.strip()) - len("StringSliceFlag appends to its default")
+    assert head == f"Task: StringSliceFlag appends to its default (+{rest} more characters)"
+    assert packet["task"] == body
+    long_line = "x" * 1000
+    packet = build_packet(
+        task=long_line, state_manifest={}, generation="g-1", index_digest="d", fresh=True, mode="hybrid",
+        workflow_source="selected", selection=none, closure=None, sources=[],
+    )  # fmt: skip
+    (head,) = [line for line in render_packet(packet).splitlines() if line.startswith("Task: ")]
+    assert len(head) < len("Task: ") + TASK_LINE_MAX_CHARS + 30 and head.endswith("(+801 more characters)")
