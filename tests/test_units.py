@@ -648,3 +648,14 @@ def test_a_plain_progress_stream_does_not_print_the_last_line_twice() -> None:
         "chunking files: 0/2",
         "chunking files: 2/2",
     ]
+
+
+def test_graphd_status_shows_lists_and_tables_as_words_not_python_values() -> None:
+    from lamina.commands.graphd import plain_value
+
+    assert plain_value({"product": "/r/.git/lamina/p.lbug", "index": "/r/.git/lamina/i.lbug"}) == (
+        "product /r/.git/lamina/p.lbug, index /r/.git/lamina/i.lbug"
+    )
+    assert plain_value(["ping", "query.prepare"]) == "ping, query.prepare"
+    assert plain_value({"g-1": {"rows": 3}}) == "g-1 rows 3"
+    assert plain_value([]) == "none" and plain_value(12) == "12"

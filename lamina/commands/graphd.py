@@ -18,7 +18,9 @@ def cmd_graphd_status(args: argparse.Namespace) -> int:
     report = survey(open_workspace(Path.cwd()))
     others = report["others"]
     if report["running"] and report.get("answering"):
-        lines = [f"{k}: {v}" for k, v in report.items() if k not in ("others", "running", "answering")]
+        lines = [
+            f"{k}: {plain_value(v)}" for k, v in report.items() if k not in ("others", "running", "answering")
+        ]
         if not report.get("same_code", True):
             lines.append(
                 "it runs other Lamina code than this command: the next command that needs it replaces it"
@@ -34,6 +36,16 @@ def cmd_graphd_status(args: argparse.Namespace) -> int:
         lines.append("it exits by itself once it notices; `lamina graphd stop` stops it now")
     emit(args, report, "\n".join(lines))
     return 0 if report["running"] else 1
+
+
+def plain_value(value: object) -> str:
+    """A status value as a person reads it: `index /path, product /path`, `ping, prepare`, not Python's repr
+    of a dict or list (a new-user run on rich, session 36)."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {plain_value(v)}" for k, v in value.items()) or "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(plain_value(v) for v in value) or "none"
+    return str(value)
 
 
 def cmd_graphd_stop(args: argparse.Namespace) -> int:
