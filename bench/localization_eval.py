@@ -151,7 +151,7 @@ def build_cases(repo: Path, snapshot: str, head: str, scope: Scope) -> list[dict
 # --- dump ------------------------------------------------------------------------------------------
 def lamina_cli(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "lamina.cli", *args],
+        [sys.executable, "-P", "-m", "lamina.cli", *args],  # -P: never the clone's own modules
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -26,7 +26,9 @@ def run_lamina(
     if env:
         full_env.update(env)
     proc = subprocess.run(
-        [sys.executable, "-m", "lamina.cli", *args],
+        # -P: as the `lamina` script, not `-m` from the repository (which would import the repository's
+        # own modules first: tests/test_graphd_instance.py has a repository with a `lamina/` of its own)
+        [sys.executable, "-P", "-m", "lamina.cli", *args],
         cwd=cwd,
         env=full_env,
         capture_output=True,

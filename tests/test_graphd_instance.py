@@ -133,6 +133,24 @@ def test_graphd_exits_by_itself_when_its_repository_is_deleted(tmp_path: Path) -
     assert not ws.socket_path.exists() and not ws.pid_path.exists() and not ws.info_path.exists()
 
 
+def test_graphd_runs_no_code_of_the_repository_it_serves(tmp_path: Path) -> None:
+    """graphd was started with `python -m` in the repository, which put the repository first on sys.path: a
+    repository's `selectors.py` ran inside graphd, and its own `lamina/` package replaced Lamina's (an MCP
+    integrator's run, session 36). A repository's files are data; here each would leave a marker."""
+    marker = tmp_path / "ran"
+    payload = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    repo = make_repo(tmp_path / "repo", {
+        "lamina.toml": CONFIG, "product/checkout.toml": EXAMPLE_GRAPH.read_text(), "src/payments.py": PAYMENTS,
+        "selectors.py": payload, "json.py": payload, "lamina/__init__.py": payload, "lamina/graphd/__init__.py": "",
+    })  # fmt: skip
+    try:
+        packet, _ = _prepare(repo)
+        assert packet["sources"][0]["file"] == "src/payments.py"
+        assert not marker.exists(), marker.read_text()
+    finally:
+        run_lamina("graphd", "stop", cwd=repo)
+
+
 def test_a_stopped_graphd_of_a_deleted_clone_leaves_the_new_clones_files_alone(tmp_path: Path) -> None:
     """SIGTERM (what a new clone's client sends) to a graphd whose repository was deleted and created again:
     it must not close its databases, since closing removes `<database>.wal` by path — the new clone's."""

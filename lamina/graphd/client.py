@@ -204,7 +204,11 @@ def start_graphd(
 ) -> int:
     """Spawn graphd detached and wait until it says it is listening (through a pipe, not a sleep)."""
     read_fd, write_fd = os.pipe()
-    cmd = [sys.executable, "-m", "lamina.graphd.server", "--root", str(ws.root), "--ready-fd", str(write_fd)]
+    # -P: `-m` would put the working directory, the repository, first on sys.path, and a repository's own
+    # `selectors.py` or `lamina/` would run inside graphd (an MCP integrator's run, session 36). A repository's
+    # files are data; nothing in them may run.
+    cmd = [sys.executable, "-P", "-m", "lamina.graphd.server", "--root", str(ws.root)]
+    cmd += ["--ready-fd", str(write_fd)]
     cmd += ["--instance", ws.instance]
     if idle_timeout is not None:
         cmd += ["--idle-timeout", str(idle_timeout)]
