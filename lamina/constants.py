@@ -888,6 +888,12 @@ LOCALIZE_PER_FILE_MAX = 6
 # without: symbol R@10 +0.001 [-0.004, +0.007] / +0.002 [-0.003, +0.008], file MRR +0.000 / +0.000, file R@10
 # +0.001 / +0.000: commits rarely name a symbol; a task that does now finds it first.
 LOCALIZE_NAMED_SYMBOLS_LEAD = True
+# A task word no indexed file has, of SPELLING_MIN_CHARS letters or more and no English word, is read as the
+# indexed word one edit away, the one in most chunks (lamina/retrieval/spelling.py): "sugestion for mistyped
+# comand names" missed suggestions.go (urfave/cli, session 36). Measured on commit messages (docs/evaluation.md,
+# "Session 36: mistyped words").
+LOCALIZE_READ_MISSPELT = True
+SPELLING_MIN_CHARS = 5
 # The selected workflows' own words (lamina/graph/closure.py workflow_words: titles, summaries and operation titles)
 # join the BM25 query at this weight, each term the task does not already say (the task's terms weigh 1). Session
 # 32 (/tmp/s32/graphloc.py, the product's own selection and a real ProductStore's closures, paired per task against

@@ -71,6 +71,8 @@ def build_packet(
             "workflow_source": workflow_source,
             "unknown_words": (coverage or {}).get("unknown_words", []),
             "known_terms": (coverage or {}).get("known_terms"),
+            # each unknown word read as the indexed word it most likely is (additive, session 36)
+            "read_as": (coverage or {}).get("read_as", {}),
         },
         "selection": {
             "status": selection.status,
@@ -95,9 +97,13 @@ def unknown_words_note(retrieval: dict[str, Any]) -> str:
         if retrieval.get("known_terms") == 0:  # only words too common to score ("the of and")
             return "The task has no word specific enough to match: ranked by meaning alone."
         return ""
-    if retrieval.get("known_terms") == 0:
-        return f"No word of the task occurs in the indexed files ({', '.join(unknown)}): ranked by meaning alone."
-    return f"Not in any indexed file: {', '.join(unknown)}."
+    read_as = retrieval.get("read_as") or {}
+    words = [f"{w} (read as {read_as[w]})" if w in read_as else w for w in unknown]
+    if retrieval.get("known_terms") == 0 and not read_as:
+        return (
+            f"No word of the task occurs in the indexed files ({', '.join(words)}): ranked by meaning alone."
+        )
+    return f"Not in any indexed file: {', '.join(words)}."
 
 
 def _task_line(task: str) -> str:

@@ -107,7 +107,8 @@ def test_packet_has_exactly_the_spec_keys(shop: Path) -> None:
         "workflow_source",
         "unknown_words",
         "known_terms",
-    }  # the last two: additive
+        "read_as",
+    }  # the last three: additive
     assert (retrieval["mode"], retrieval["workflow_source"]) == ("hybrid", "selected")
     assert retrieval["known_terms"] > 0
     indexed = " ".join(

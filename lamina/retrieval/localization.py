@@ -37,6 +37,7 @@ from lamina.constants import (
     LOCALIZE_ONE_PER_SYMBOL,
     LOCALIZE_PER_FILE_MAX,
     LOCALIZE_RANKER_WEIGHTS,
+    LOCALIZE_READ_MISSPELT,
     LOCALIZE_RRF_K,
     LOCALIZE_SCOPE_MIN_COMMITS,
     LOCALIZE_SCOPE_SHARE,
@@ -56,6 +57,7 @@ from lamina.retrieval.file_scorer import file_features, rescore_files, term_cove
 from lamina.retrieval.fusion import top_k
 from lamina.retrieval.release import reads_as_release, states_version
 from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
+from lamina.retrieval.spelling import SpellingIndex, read_as, spelling_index
 from lamina.retrieval.tokenize import TaskQuery, read_task, split_words, tokenize, word_term_texts
 
 MAX_REASON_TERMS = 6
@@ -108,6 +110,18 @@ class ChunkCorpus:
         if cached is None:
             cached = self._layout["layout"] = _build_layout(self)
         assert isinstance(cached, _Layout)
+        return cached
+
+    def spelling(self) -> SpellingIndex:
+        """The index's terms by length, for reading a mistyped word (spelling.read_as); built on first use."""
+        cached = self._layout.get("spelling")
+        if cached is None:
+            from lamina.runtime.selection_model import load_english_words
+
+            counts = np.diff(self.bm25.weights.indptr)  # chunks per term: a column's stored rows
+            english = load_english_words()
+            cached = self._layout["spelling"] = spelling_index(self.bm25.vocabulary, counts, english)
+        assert isinstance(cached, SpellingIndex)
         return cached
 
 
@@ -330,6 +344,7 @@ class LocalizeParams:
     new_file_bonus: float = LOCALIZE_NEW_FILE_BONUS
     per_file_max: int | None = LOCALIZE_PER_FILE_MAX  # sources from one file while other files can fill
     named_symbols_lead: bool = LOCALIZE_NAMED_SYMBOLS_LEAD  # a symbol the task names leads its file
+    read_misspelt: bool = LOCALIZE_READ_MISSPELT  # an unknown word read as the indexed word it likely is
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -429,10 +444,29 @@ def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
     task = read_task(query)
     vocabulary = corpus.bm25.vocabulary
     unknown = [t for t in task.terms if t not in vocabulary]
+    misspelt = read_as(unknown, task.words, corpus.spelling()) if unknown and LOCALIZE_READ_MISSPELT else {}
     return {
         "unknown_words": list(dict.fromkeys(task.words.get(t, t) for t in unknown)),
         "known_terms": len(task.terms) - len(unknown),
+        "read_as": {task.words.get(t, t): term for t, term in misspelt.items()},
     }
+
+
+def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE_READ_MISSPELT) -> TaskQuery:
+    """read_task, with each mistyped term the index does not know read as the indexed term it most likely
+    is (spelling.read_as: "comand" as command); reasons quote the task's word and what it was read as."""
+    task = read_task(query)
+    if not read_misspelt:
+        return task
+    unknown = [t for t in task.terms if t not in corpus.bm25.vocabulary]
+    misspelt = read_as(unknown, task.words, corpus.spelling()) if unknown else {}
+    if not misspelt:
+        return task
+    words = dict(task.words)
+    for typo, term in misspelt.items():
+        words.setdefault(term, f"{task.words.get(typo, typo)} (as {term})")
+    terms = tuple(dict.fromkeys(misspelt.get(t, t) for t in task.terms))
+    return replace(task, terms=terms, words=words)
 
 
 def localize_all(
@@ -495,7 +529,7 @@ def rank_files(
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return None
-    task = read_task(query)
+    task = read_task_in(corpus, query, p.read_misspelt)
     layout = scoped_layout(corpus.layout(), task)
     term_weights = {t: (p.identifier_weight if t in task.identifier_terms else 1.0) for t in task.terms}
     workflow_terms = _workflow_terms(workflow_words, term_weights) if p.workflow_term_weight > 0 else {}

@@ -89,3 +89,11 @@ def open_selection_model(directory: Path, model_digest: str, model_id: str, thre
     )
     check_output_dimension(encoder, directory, constants.SELECTION_MODEL_DIMENSION)
     return Embedder(info, encoder)
+
+
+def load_english_words(directory: Path = SELECTION_MODEL_DIR) -> frozenset[str]:
+    """The lower-case words of the selection model's tokenizer vocabulary (the base model's, ~22,000 English
+    words), after its pin check: which task words are English, not typos (lamina/retrieval/spelling.py)."""
+    check_selection_files(directory, (TOKENIZER_FILE,))
+    vocab = json.loads((directory / TOKENIZER_FILE).read_text(encoding="utf-8"))["model"]["vocab"]
+    return frozenset(word for word in vocab if word.isalpha() and word.islower())

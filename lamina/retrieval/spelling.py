@@ -1,0 +1,78 @@
+"""A mistyped task word read as the indexed word it most likely is.
+
+"sugestion for mistyped comand names" found neither `suggestions.go` nor `command.go` (a new-user run on
+urfave/cli, session 36): a term no indexed file has scores nothing. A word of the task that the index does
+not know, of SPELLING_MIN_CHARS letters or more, is read as the indexed term one edit away (an edit inserts,
+deletes or replaces a letter, or swaps two neighbours: the optimal string alignment distance), the one in
+most chunks when several are. Not an English word (a commit's "unnecessary" is no typo of `necessary`, nor
+"protection" of `production`: the selection model's vocabulary tells), nor an identifier or a compound
+(`encodeurl`, `percent-safe`: a name the code does not have yet). The packet says what it read each word as
+(`retrieval.read_as`). Pure: the vocabulary's terms by length are built once per index.
+
+Written by hand around rapidfuzz's distance (a well-kept C++ library), because what to compare with what and
+which candidate wins are the ranking's own choices.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from rapidfuzz import process
+from rapidfuzz.distance import OSA
+
+from lamina.constants import SPELLING_MIN_CHARS
+
+
+@dataclass(frozen=True)
+class SpellingIndex:
+    """The index's alphabetic terms by length, each with the number of chunks it occurs in, and the English
+    words no task word is read against."""
+
+    by_length: Mapping[int, tuple[Sequence[str], np.ndarray]]  # length -> (terms, chunk counts)
+    english: frozenset[str]  # lower-case
+
+
+def spelling_index(
+    vocabulary: Mapping[str, int], chunk_counts: np.ndarray, english: frozenset[str]
+) -> SpellingIndex:
+    """`vocabulary`: term -> column; `chunk_counts[column]`: how many chunks hold the term."""
+    grouped: dict[int, tuple[list[str], list[int]]] = {}
+    shortest = SPELLING_MIN_CHARS - 1  # a 5-letter word's one-edit neighbours have 4 letters or more
+    for term, column in vocabulary.items():
+        if len(term) >= shortest and term.isalpha():
+            terms, columns = grouped.setdefault(len(term), ([], []))
+            terms.append(term)
+            columns.append(column)
+    return SpellingIndex(
+        {
+            n: (terms, chunk_counts[np.asarray(columns, dtype=np.int64)])
+            for n, (terms, columns) in grouped.items()
+        },
+        english,
+    )
+
+
+def read_as(unknown: Sequence[str], said: Mapping[str, str], index: SpellingIndex) -> dict[str, str]:
+    """Each unknown term that reads as an indexed one -> that term (see the module docstring). `said`: term ->
+    the task's word behind it (TaskQuery.words)."""
+    out: dict[str, str] = {}
+    for term in unknown:
+        word = said.get(term, term)
+        if len(term) < SPELLING_MIN_CHARS or not word.isalpha() or not term.isalpha():
+            continue  # a compound, a path, a number: not a word to respell
+        if word[1:] != word[1:].lower() or word.lower() in index.english:
+            continue  # an identifier (`asyncClient`), or an English word the code just does not use
+        best: tuple[int, int, str] | None = None  # (distance, -chunks, term): the smallest wins
+        for n in range(len(term) - 1, len(term) + 2):
+            terms, counts = index.by_length.get(n, ((), np.zeros(0, np.int64)))
+            for found, distance, at in process.extract(
+                term, terms, scorer=OSA.distance, score_cutoff=1, limit=None
+            ):
+                candidate = (int(distance), -int(counts[at]), found)
+                if best is None or candidate < best:
+                    best = candidate
+        if best is not None:
+            out[term] = best[2]
+    return out

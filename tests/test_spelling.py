@@ -1,0 +1,88 @@
+"""A mistyped task word read as the indexed word it most likely is (lamina/retrieval/spelling.py; schema 24's
+session, from a new-user run on urfave/cli: "sugestion for mistyped comand names" missed suggestions.go)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lamina.packet import unknown_words_note
+from lamina.retrieval.localization import LocalizeParams, build_chunk_corpus, localize, word_coverage
+from lamina.retrieval.spelling import read_as, spelling_index
+from lamina.runtime.selection_model import load_english_words
+
+VOCABULARY = [
+    "suggestion",
+    "command",
+    "commands",
+    "timestamp",
+    "necessary",
+    "production",
+    "render",
+    "renders",
+]
+
+
+def _index(counts: list[int] | None = None):
+    vocabulary = {term: column for column, term in enumerate(VOCABULARY)}
+    chunks = np.asarray(counts or [3] * len(VOCABULARY))
+    return spelling_index(vocabulary, chunks, frozenset({"unnecessary", "protection", "think"}))
+
+
+def test_a_word_one_edit_from_an_indexed_term_is_read_as_it() -> None:
+    said = {"sugestion": "sugestion", "comand": "comand", "timestmap": "timestmap"}
+    assert read_as(["sugestion", "comand", "timestmap"], said, _index()) == {
+        "sugestion": "suggestion",  # a letter left out
+        "comand": "command",
+        "timestmap": "timestamp",  # two neighbours swapped: one edit
+    }
+
+
+def test_english_words_identifiers_compounds_and_short_words_are_not_respelt() -> None:
+    said = {
+        "unnecessary": "unnecessary",  # English: a commit's word, no typo of `necessary`
+        "protection": "protection",
+        "rendr": "rendr",  # 5 letters: read
+        "rend": "rend",  # 4: too short to tell a typo from a word
+        "asynccomand": "asyncComand",  # an identifier the code does not have yet
+        "commandz": "command-z",  # a compound
+    }
+    found = read_as(list(said), said, _index())
+    assert found == {"rendr": "render"}
+
+
+def test_of_two_indexed_words_one_edit_away_the_one_in_more_chunks_wins() -> None:
+    counts = [3] * len(VOCABULARY)
+    said = {"renderz": "renderz"}
+    assert read_as(["renderz"], said, _index(counts)) == {"renderz": "render"}  # a tie: the smaller term
+    counts[VOCABULARY.index("renders")] = 9
+    assert read_as(["renderz"], said, _index(counts)) == {"renderz": "renders"}
+
+
+def test_the_english_words_come_from_the_selection_models_vocabulary() -> None:
+    english = load_english_words()
+    assert {"unnecessary", "protection", "suggestion", "think"} <= english
+    assert not {"sugestion", "comand", "timestmap", "renederer"} & english
+
+
+def test_a_task_with_typos_finds_the_file_its_words_name_and_says_how_it_read_them() -> None:
+    paths = ["suggestions.go", "command.go", "help.go"]
+    texts = [
+        "func suggestCommand(commands []*Command, provided string) string: the suggestion for a misspelt word",
+        "type Command struct: a command of the application and its flags",
+        "func helpCommand: prints the help of the application, its flags and their names",
+    ]
+    corpus = build_chunk_corpus(
+        paths, ["suggestCommand", "Command", "helpCommand"], ["function", "struct", "function"],
+        [1, 1, 1], [9, 9, 9], texts, None, roles=["code"] * 3,
+    )  # fmt: skip
+    task = "sugestion for mistyped names is not shown"
+    first = localize(corpus, task, None)[0]
+    assert first["file"] == "suggestions.go"
+    assert any("sugestion (as suggestion)" in reason for reason in first["reasons"])
+    unread = localize(corpus, task, None, params=LocalizeParams(read_misspelt=False))
+    assert unread[0]["file"] != "suggestions.go"  # by its other words alone, help.go says more
+    coverage = word_coverage(corpus, task)
+    assert coverage["read_as"] == {"sugestion": "suggestion"} and "sugestion" in coverage["unknown_words"]
+    assert unknown_words_note(coverage) == (
+        "Not in any indexed file: sugestion (read as suggestion), mistyped, shown."
+    )
