@@ -12,8 +12,9 @@ frames) become MCP progress notifications. A cancelled call shuts down the graph
 (lamina/graphd/protocol.py, CONNECTION_OBSERVER) and sets the build's cancel event, so the build stops at
 its next batch exactly as on Ctrl-C: nothing is activated, finished work stays in the content store.
 
-Errors are tool results with `isError: true` whose structured content is the CLI's `--json` error object
-(`{"error": {"code": "LAMINA_…", "message", "hint"}}`). Source text stays untrusted data: results keep
+Errors are tool results with `isError: true` and no structured content: their text is the CLI's error line
+and hint, then the CLI's `--json` error object (`{"error": {"code": "LAMINA_…", "message", "hint"}}`) as a
+second text block. Source text stays untrusted data: results keep
 `trust.sources = "untrusted"`, and the tool descriptions say so.
 
 The CLI imports this module only to run `lamina mcp` (lamina/cli.py, serve_mcp).
@@ -134,7 +135,10 @@ def _search_code(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
     from lamina.commands.context import search_sources
 
     return search_sources(
-        arguments["query"], limit=arguments.get("limit", SOURCES_LIMIT), progress=call.progress()
+        # int(): JSON Schema's integer takes 2.0, which cuts no list
+        arguments["query"],
+        limit=int(arguments.get("limit", SOURCES_LIMIT)),
+        progress=call.progress(),
     )
 
 
@@ -523,10 +527,15 @@ def run_tool(tool: ToolSpec, arguments: dict[str, Any], call: ToolCall) -> dict[
 
 
 def _tool_error(err: LaminaError) -> mcp_types.CallToolResult:
+    """An error result: no structured content (it would have to match the tool's output schema, and the
+    official TypeScript client rejects any that does not, error or not: an integrator's run, session 36), but
+    the CLI's line and hint, then its --json error object as a second text block for an agent to parse."""
     from mcp_types import CallToolResult, TextContent
 
     text, structured = error_content(err)
-    return CallToolResult(content=[TextContent(text=text)], structured_content=structured, is_error=True)
+    return CallToolResult(
+        content=[TextContent(text=text), TextContent(text=json.dumps(structured))], is_error=True
+    )
 
 
 def graph_resources() -> dict[str, tuple[str, Path]]:
@@ -599,6 +608,7 @@ def build_server() -> Any:
         call = ToolCall(send_progress)
         try:
             result = await anyio.to_thread.run_sync(run_tool, tool, arguments, call, abandon_on_cancel=True)
+            text = tool.render(result)  # inside: a rendering that fails is a coded error, not a protocol one
         except anyio.get_cancelled_exc_class():
             call.cancel()  # the thread returns soon after; the next call waits for it (_ONE_AT_A_TIME)
             raise
@@ -610,7 +620,7 @@ def build_server() -> Any:
             return _tool_error(
                 LaminaError("LAMINA_INTERNAL", f"{tool.name} failed: {type(exc).__name__}: {exc}")
             )
-        return CallToolResult(content=[TextContent(text=tool.render(result))], structured_content=result)
+        return CallToolResult(content=[TextContent(text=text)], structured_content=result)
 
     async def list_resources(ctx: Any, params: Any) -> ListResourcesResult:
         try:

@@ -61,6 +61,14 @@ def cli_json(repo: Path, *args: str, env: dict[str, str] | None = None) -> dict[
 # --- fast: no model, no graphd ---------------------------------------------------------------------------
 
 
+def tool_error(result: Any) -> dict[str, Any]:
+    """The `--json` error object of an error result: its second text block. An error result has no structured
+    content, which would have to match the tool's output schema (the TypeScript client checks it)."""
+    assert result.is_error and result.structured_content is None, result
+    error: dict[str, Any] = json.loads(result.content[1].text)["error"]
+    return error
+
+
 def test_progress_lines_become_strictly_increasing_progress() -> None:
     updates: list[ProgressUpdate] = []
     progress = Progress(stream=ProgressStream(updates.append), live=True)  # type: ignore[arg-type]
@@ -113,7 +121,7 @@ def test_tools_have_schemas_and_malformed_arguments_are_tool_errors(tmp_path: Pa
                 ]:
                     result = await client.call_tool(name, arguments)
                     assert result.is_error, (name, arguments)
-                    error = result.structured_content["error"]  # type: ignore[index]
+                    error = tool_error(result)
                     assert error["code"] == "LAMINA_USAGE" and name in error["message"] and error["hint"]
                     assert result.content[0].text.startswith("LAMINA_USAGE: ")  # type: ignore[union-attr]
                 # a blank task or query passes the schema (a string of length 1+) but says nothing: refused
@@ -121,7 +129,7 @@ def test_tools_have_schemas_and_malformed_arguments_are_tool_errors(tmp_path: Pa
                 for name, arguments in [("prepare_work", {"task": "   "}), ("search_code", {"query": "\n"})]:
                     result = await client.call_tool(name, arguments)
                     assert result.is_error, (name, arguments)
-                    error = result.structured_content["error"]  # type: ignore[index]
+                    error = tool_error(result)
                     assert error["code"] == "LAMINA_USAGE" and "is empty" in error["message"]
                     if name == "prepare_work":
                         assert "`task`" in error["hint"], error  # not a CLI hint an agent cannot follow
@@ -190,8 +198,10 @@ def test_prepare_work_is_the_cli_packet_with_progress(shop: Path) -> None:
                 if name != "prepare_work":  # the text of the other tools is their result as JSON
                     assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
                 results[name if name != "prepare_work" else "explicit"] = result.structured_content
-            short = await client.call_tool("search_code", {"query": "issue a refund", "limit": 2})
-            assert short.structured_content["sources"] == results["search_code"]["sources"][:2]  # type: ignore[index]
+            for limit in (2, 2.0):  # JSON Schema's integer takes 2.0 too; it was LAMINA_INTERNAL (session 36)
+                short = await client.call_tool("search_code", {"query": "issue a refund", "limit": limit})
+                assert not short.is_error, short.content
+                assert short.structured_content["sources"] == results["search_code"]["sources"][:2]  # type: ignore[index]
             return results
 
     got = run(body)
@@ -230,12 +240,12 @@ def test_unknown_or_inactive_workflow_is_a_coded_tool_error(shop: Path, argument
         async with lamina_mcp(shop) as client:
             result = await client.call_tool("prepare_work", arguments)
             assert result.is_error
-            error = result.structured_content["error"]  # type: ignore[index]
+            error = tool_error(result)
             assert error["code"] == code and "list_workflows" in error["hint"]
             assert result.content[0].text.startswith(f"{code}: ")  # type: ignore[union-attr]
             if code == "LAMINA_UNKNOWN_WORKFLOW":
                 shown = await client.call_tool("show_workflow", {"id": arguments["workflow"]})
-                assert shown.is_error and shown.structured_content["error"]["code"] == code  # type: ignore[index]
+                assert shown.is_error and tool_error(shown)["code"] == code
             assert not (await client.call_tool("context_status", {})).is_error  # still answering
 
     run(body)
@@ -282,7 +292,7 @@ def test_a_corrupt_or_missing_runtime_is_retrieval_integrity(
             async with lamina_mcp(shop, env) as client:
                 result = await client.call_tool("prepare_work", {"task": "Refund a paid order"})
                 assert result.is_error, result.content
-                error = result.structured_content["error"]  # type: ignore[index]
+                error = tool_error(result)
                 assert error["code"] == "LAMINA_RETRIEVAL_INTEGRITY" and "runtime" in error["hint"]
                 degraded = await client.call_tool(
                     "prepare_work", {"task": "refund", "workflow": "refund-order"}
