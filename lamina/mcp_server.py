@@ -149,10 +149,10 @@ def _context_status(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]
 
 
 def _list_workflows(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
-    from lamina.commands.graph import workflow_roots
+    """`lamina graph list --json`: the working tree's graph files, read; nothing is built."""
+    from lamina.commands.graph import listed_roots
 
-    reply = workflow_roots(progress=call.progress())
-    return {"graph_version": reply.get("graph_version"), "workflows": reply["roots"]}
+    return listed_roots()
 
 
 def _show_workflow(call: ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -94,6 +94,12 @@ def test_tools_have_schemas_and_malformed_arguments_are_tool_errors(tmp_path: Pa
     repo = shop_repo(tmp_path / "shop")
 
     async def body() -> None:
+        async with lamina_mcp(repo) as client:  # the first call on a cold repository: roots, and no build
+            roots = await client.call_tool("list_workflows", {})
+            assert not roots.is_error and "refund-order" in {
+                w["id"] for w in roots.structured_content["workflows"]
+            }  # type: ignore[index]
+            assert graphd_pid(repo) is None  # nothing was built, so no graphd was started
         for mode in ("auto", "legacy"):  # the 2026 per-request era and the initialize handshake
             async with lamina_mcp(repo, mode=mode) as client:
                 listed = {t.name: t for t in (await client.list_tools()).tools}

@@ -89,29 +89,26 @@ def cmd_graph_check(args: argparse.Namespace) -> int:
 
 def cmd_graph_list(args: argparse.Namespace) -> int:
     """The Workflow roots a task can select or `--workflow` can name, by id."""
-    from lamina.graph.version import graph_version
-
-    *_, graph = _load_graph(args)
-    roots = sorted(graph.roots(), key=lambda w: w.id)
-    listed = [{"id": w.id, "title": w.title, "status": w.status, "aliases": list(w.aliases)} for w in roots]
+    listed = listed_roots(args)
     human = "\n".join(
         f"{w['id']}  [{w['status']}]  {w['title']}"
         + (f"  (aliases: {', '.join(w['aliases'])})" if w["aliases"] else "")
-        for w in listed
+        for w in listed["workflows"]
     )
-    emit(args, {"graph_version": graph_version(graph), "workflows": listed}, human or "(no workflows)")
+    emit(args, listed, human or "(no workflows)")
     return 0
 
 
-def workflow_roots(progress: Any = None) -> dict[str, Any]:
-    """The product graph's roots (id, title, status, aliases, sorted by id) as graphd holds them, after
-    syncing the index (a build imports the working tree's graph), with its GraphVersion."""
-    from lamina.index.build import sync
+def listed_roots(args: argparse.Namespace | None = None) -> dict[str, Any]:
+    """`{graph_version, workflows: [{id, title, status, aliases}]}` of the working tree's product graph, roots
+    sorted by id: the graph the next build imports, read from its files (no graphd, no build: an agent's
+    first call on a cold repository waited 12 s for a build to list roots)."""
+    from lamina.graph.version import graph_version
 
-    ctx = open_context(allow_lexical=True, progress=progress)
-    sync(ctx)
-    with ctx.graphd() as client:
-        return client.call("graph.roots")
+    *_, graph = _load_graph(args or argparse.Namespace())
+    roots = sorted(graph.roots(), key=lambda w: w.id)
+    listed = [{"id": w.id, "title": w.title, "status": w.status, "aliases": list(w.aliases)} for w in roots]
+    return {"graph_version": graph_version(graph), "workflows": listed}
 
 
 def workflow_closure(workflow: str, progress: Any = None) -> dict[str, Any]:
