@@ -998,6 +998,11 @@ LOCALIZE_FILE_SCORER_SHORTLIST = 30
 # typeorm always below; newer commits weighted more (half-life 300 / 1000 commits): MRR 0.652 / 0.696 against
 # 0.677, typeorm 0.571 / 0.599 against 0.679. Not wired into graphd for lack of a gain outside noise.
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)
+# The test files named after the first LOCALIZE_OWN_TESTS_SOURCES source files (flag_uint_test.go for
+# flag_uint.go) lead `related`, tied to their source (session 36; docs/evaluation.md, "Session 36: a source's
+# own tests").
+LOCALIZE_OWN_TESTS_FIRST = True
+LOCALIZE_OWN_TESTS_SOURCES = 2
 # A source's name (symbol or file stem) that more than this share of the related candidates hold (and at least
 # RELATED_COMMON_MIN) ties none of them to it. Fixed, not tuned: a new-user run on django-rest-framework saw
 # every test tied to `rest_framework/test.py` by its stem "test".

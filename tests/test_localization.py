@@ -622,3 +622,61 @@ def test_the_symbol_the_task_names_is_the_one_written_as_the_task_writes_it() ->
     # "Console" names the type Console; a member spelt `console` is named only when nothing is spelt as written
     console = localize(corpus, "Console.printx should return the context", None)
     assert {s["symbol"] for s in console if "the task names this symbol" in s["reasons"]} == {"Console"}
+
+
+@pytest.mark.parametrize(
+    ("path", "stem"),
+    [
+        ("tests/test_refunds.py", "refunds"),
+        ("pkg/flag_uint_test.go", "flag_uint"),
+        ("web/src/refunds.test.ts", "refunds"),
+        ("src/test/java/org/shop/RefundsTest.java", "refunds"),
+        ("tests/Shop.Tests/RefundsTests.cs", "refunds"),
+        ("spec/refunds_spec.rb", "refunds"),
+        ("test/testRefunds.js", "refunds"),
+        ("tests/conftest.py", ""),  # fixtures, named after nothing
+        ("tests/latest.py", ""),
+        ("test/Contest.java", ""),
+        ("test/helpers.go", ""),
+    ],
+)
+def test_the_file_a_test_file_is_named_after(path: str, stem: str) -> None:
+    from lamina.retrieval.localization import _tested_stem
+
+    assert _tested_stem(path) == stem
+
+
+def test_the_test_file_named_after_a_source_leads_related(monkeypatch: pytest.MonkeyPatch) -> None:
+    """urfave/cli: "Uint flags should accept hexadecimal values like 0x1F" listed tests of flag_int_test.go and
+    others, none of flag_uint_test.go, the test file of the first source. Its best test now leads `related`,
+    tied to that source; of two files named after it, the one sharing the source's folders."""
+    paths = ["flag_uint.go", "flag_int.go", "flag_int_test.go", "flag_uint_test.go", "old/flag_uint_test.go",
+             "flag_int_test.go"]  # fmt: skip
+    symbols = [
+        "uintValue.Set",
+        "intValue.Set",
+        "TestIntFlagHex",
+        "TestUintFlag",
+        "TestLegacyUint",
+        "TestIntBase",
+    ]
+    texts = [
+        "func (u *uintValue) Set(s string) error: parse an unsigned uint flag value with strconv.ParseUint base",
+        "func (i *intValue) Set(s string) error: parse an int flag value by its base",
+        "func TestIntFlagHex(t *testing.T): hexadecimal values like 0x1F are accepted by int flags: f.Set(v)",
+        "func TestUintFlag(t *testing.T): the uint flag parses its value",
+        "func TestLegacyUint(t *testing.T): the old uint flag",
+        "func TestIntBase(t *testing.T): int flags with a base",
+    ]
+    roles = ["code", "code", "test", "test", "test", "test"]
+    corpus = build_chunk_corpus(paths, symbols, ["method", "method", "function", "function", "function", "function"],
+                                [1, 1, 1, 1, 1, 20], [9, 9, 9, 9, 9, 29], texts, None, roles=roles)  # fmt: skip
+    task = "Uint flags should accept hexadecimal values like 0x1F"
+    sources, related = localize_all(corpus, task, None)
+    assert sources[0]["file"] == "flag_uint.go"
+    assert related[0]["file"] == "flag_uint_test.go" and related[0]["for"]["file"] == "flag_uint.go"
+    import lamina.retrieval.localization as localization
+
+    monkeypatch.setattr(localization, "LOCALIZE_OWN_TESTS_FIRST", False)
+    by_words = localize_all(corpus, task, None)[1]  # without the rule: the test with the task's words
+    assert by_words[0]["file"] == "flag_int_test.go"

@@ -35,6 +35,8 @@ from lamina.constants import (
     LOCALIZE_NAMED_SYMBOLS_LEAD,
     LOCALIZE_NEW_FILE_BONUS,
     LOCALIZE_ONE_PER_SYMBOL,
+    LOCALIZE_OWN_TESTS_FIRST,
+    LOCALIZE_OWN_TESTS_SOURCES,
     LOCALIZE_PER_FILE_MAX,
     LOCALIZE_RANKER_WEIGHTS,
     LOCALIZE_READ_MISSPELT,
@@ -980,7 +982,11 @@ def _related(
     # tests first (what the change must prove), then docs; each by lexical rank
     candidates = sorted(ranked, key=lambda i: RELATED_ROLES.index(roles[i]))
     named = _named_commit_related(layout, lexical, changed or {})
-    candidates = named + [i for i in candidates if changed is None or corpus.paths[i] not in changed]
+    own = _own_tests(corpus, layout, lexical, sources) if LOCALIZE_OWN_TESTS_FIRST else {}
+    first = named + [i for i in own if i not in named]
+    candidates = first + [
+        i for i in candidates if i not in first and (changed is None or corpus.paths[i] not in changed)
+    ]
     keys = []
     for s in sources:
         sym = str(s["symbol"])
@@ -999,7 +1005,9 @@ def _related(
         path = corpus.paths[i]
         if path in seen_files:
             continue
-        tie = next((s for s, *names in keys if any(i in holding.get(n, ()) for n in names)), None)
+        tie = own.get(i) or next(
+            (s for s, *names in keys if any(i in holding.get(n, ()) for n in names)), None
+        )
         if changed and path in changed:  # a named commit's test: tied to a source the same commit changed
             commit = changed[path]
             tie = next((s for s in sources if changed.get(str(s["file"])) == commit), tie or sources[0])
@@ -1019,6 +1027,65 @@ def _related(
         )
         if len(out) >= RELATED_LIMIT:
             break
+    return out
+
+
+# What a test file's name adds to the name of the file it tests: test_refunds.py, testRefunds.js,
+# refunds_test.go, refunds_spec.rb, RefundsTest.java, RefundsTests.cs, RefundsSpec.scala (then refunds.test.ts
+# and refunds.spec.js by their second suffix). Case tells `RefundsTest` from `conftest` and `latest`.
+_TEST_AFFIX = re.compile(r"^test_|^test(?=[A-Z])|_(?:tests?|spec)$|(?<=[a-z0-9])(?:Tests?|Spec)$")
+
+
+def _tested_stem(path: str) -> str:
+    """The lower-cased stem of the file a test file is named after (`flag_uint_test.go` -> flag_uint); "" for
+    none (`conftest.py`, `helpers.go`)."""
+    name = path.rsplit("/", 1)[-1]
+    parts = name.split(".")
+    if len(parts) > 2 and parts[-2] in ("test", "spec"):  # refunds.test.ts
+        return parts[0].lower()
+    stem = _TEST_AFFIX.sub("", parts[0])
+    return stem.lower() if stem != parts[0] else ""
+
+
+def _own_tests(
+    corpus: ChunkCorpus, layout: _Layout, lexical: np.ndarray, sources: Sequence[Mapping[str, Any]]
+) -> dict[int, Mapping[str, Any]]:
+    """The test file named after each of the first LOCALIZE_OWN_TESTS_SOURCES source files (`flag_uint_test.go`
+    for `flag_uint.go`; of several, the one sharing most folders with the source), by its chunk with the most
+    lexical evidence (a test before a helper; the first test when none has any), tied to that source, in the
+    sources' order. A
+    new-user run on urfave/cli: "Uint flags should accept hexadecimal values" listed three tests of other files
+    before any of flag_uint_test.go."""
+    by_stem: dict[str, list[int]] | None = corpus._layout.get("tests_by_stem")
+    if by_stem is None:
+        by_stem = {}
+        for f, (path, role) in enumerate(zip(layout.files, layout.role_of, strict=True)):
+            stem = _tested_stem(path) if role == "test" else ""
+            if stem:
+                by_stem.setdefault(stem, []).append(f)
+        corpus._layout["tests_by_stem"] = by_stem
+    out: dict[int, Mapping[str, Any]] = {}
+    files_seen: list[str] = []
+    for source in sources:
+        path = str(source["file"])
+        if path in files_seen:
+            continue
+        files_seen.append(path)
+        if len(files_seen) > LOCALIZE_OWN_TESTS_SOURCES:
+            break
+        folders = set(path.split("/")[:-1])
+        tests = by_stem.get(path.rsplit("/", 1)[-1].split(".", 1)[0].lower(), [])
+        if not tests:
+            continue
+        f = max(
+            tests, key=lambda t: (len(folders & set(layout.files[t].split("/")[:-1])), -len(layout.files[t]))
+        )
+        named = [int(r) for r in layout.rows(f) if not corpus.symbols[int(r)].startswith("<")]
+        if named:  # a test before a helper (`order_for`), then the most lexical evidence, then the first
+            best = max(
+                named, key=lambda r: (_own_name(corpus.symbols[r]).lower().startswith("test"), lexical[r], -r)
+            )
+            out.setdefault(best, source)
     return out
 
 
