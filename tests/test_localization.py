@@ -95,7 +95,7 @@ def test_a_task_that_names_a_commit_lists_the_code_it_changed_first() -> None:
     changed = {"55fcffe": ("shop/totals.py", "docs/totals.md", "tests/test_sums.py", "gone/deleted.py")}
     sources, related = localize_all(corpus, task, None, commit_paths=changed)
     assert [s["file"] for s in sources][:2] == ["shop/totals.py", "shop/orders.py"]
-    assert "changed by commit 55fcffe, which the task names" in sources[0]["reasons"]
+    assert "in a file commit 55fcffe changed, which the task names" in sources[0]["reasons"]
     assert not any("commit" in r for s in sources[1:] for r in s["reasons"])
     # what the named commit changed leads `related`, its test first, tied to the code that commit changed
     assert [(r["file"], r["for"]["file"]) for r in related][:2] == [

@@ -71,7 +71,7 @@ def test_a_task_naming_a_commit_gets_its_code_first_through_graphd(tmp_path: Pat
         search = run_lamina("context", "search", task, "--json", cwd=repo, check=True)
         first = json.loads(search.stdout)["sources"][0]
         assert first["file"] == "backend/shop/payouts.py"
-        assert f"changed by commit {changed[:9]}, which the task names" in first["reasons"]
+        assert f"in a file commit {changed[:9]} changed, which the task names" in first["reasons"]
         packet = json.loads(
             run_lamina(
                 "work", "prepare", task, "--json", "--workflow", "refund-order", cwd=repo, check=True

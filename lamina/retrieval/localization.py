@@ -593,7 +593,10 @@ def rank_files(
             layout, fused_files, commit_paths, p.named_commit_max_files
         )
         for f, commit in changed_by.items():
-            file_reasons[f] = (*file_reasons.get(f, ()), f"changed by commit {commit}, which the task names")
+            file_reasons[f] = (
+                *file_reasons.get(f, ()),
+                f"in a file commit {commit} changed, which the task names",
+            )
         commits = tuple(dict.fromkeys(changed_by.values()))
     return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits)
 
