@@ -781,6 +781,13 @@ def test_status_says_an_upgrade_of_lamina_replaced_the_index_store(repo: Path) -
     (reason,) = st["reasons"]
     assert reason.startswith(f"retrieval schema changed: {old} → {RETRIEVAL_SCHEMA_VERSION}")
     assert "because     retrieval schema changed" in run_lamina("context", "status", cwd=repo).stdout
+    # The build dir's record rewritten by the new Lamina before any generation exists (a build started and
+    # stopped): status said only "replaced or deleted"; graphd says what it replaced the store for.
+    (build / "manifest.json").write_text(json.dumps({**manifest, "schema_version": RETRIEVAL_SCHEMA_VERSION}))
+    (reason,) = status(repo)["reasons"]
+    assert reason.startswith("graphd replaced the index store when it started (") and f"{old}" in reason, (
+        reason
+    )
     prepare(repo)
     st = status(repo)
     assert st["state"] == "fresh" and st["reasons"] == []

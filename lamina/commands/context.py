@@ -35,7 +35,7 @@ def context_status(progress: Any = None) -> dict[str, Any]:
     elif gen.get("generation"):
         reasons = _stale_reasons(ctx, gen["generation"], manifest)
     else:
-        reasons = _missing_reasons(read_json(ctx.path("manifest.json")))
+        reasons = _missing_reasons(read_json(ctx.path("manifest.json")), gen.get("index_replaced"))
     return {
         "identity": {
             "key": ctx.identity.key,
@@ -93,13 +93,20 @@ def _stale_reasons(ctx: Any, generation: str, indexed: dict[str, Any]) -> list[s
     return reasons or ["lamina.toml, the chunker or the indexed files changed since the last build"]
 
 
-def _missing_reasons(built: dict[str, Any] | None) -> list[str]:
+def _missing_reasons(built: dict[str, Any] | None, replaced: str | None = None) -> list[str]:
     """Why a branch/worktree that was built has no generation now (none for one never built): graphd replaced
-    an index store of another retrieval schema (an upgrade of Lamina), or the store lost it."""
+    an index store of another retrieval schema (an upgrade of Lamina), or the store lost it. `replaced`: what
+    graphd says it replaced the store for at its start, which names the schemas even when this build dir's
+    record was already rewritten by the new Lamina (a new-user run saw only "replaced or deleted")."""
     from lamina.constants import RETRIEVAL_SCHEMA_VERSION
 
     if not built:
         return []
+    if built.get("schema_version") == RETRIEVAL_SCHEMA_VERSION and replaced:
+        return [
+            f"graphd replaced the index store when it started ({replaced}); the next build re-chunks and "
+            "reuses every embedding in the content store"
+        ]
     if built.get("schema_version") != RETRIEVAL_SCHEMA_VERSION:
         return [
             f"retrieval schema changed: {built.get('schema_version')} → {RETRIEVAL_SCHEMA_VERSION} (this Lamina "

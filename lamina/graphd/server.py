@@ -117,6 +117,8 @@ class GraphDaemon:
         self.gc_full = True  # the first collection sweeps everything (uploads of builds that never finished)
         # Bounded buffer pools: the default takes a share of all RAM, which a per-repository daemon must not.
         self.recovered: dict[str, str] = {}  # store -> what happened to it at this start (crash recovery)
+        # why the index store was replaced at this start (another retrieval schema, or unopenable), for status
+        self.index_replaced: str | None = None
         self.index_was_missing = False
         self.product_db = self.open_product_db()
         self.index_db, index_conn, self.index = self.open_index_store()
@@ -190,6 +192,7 @@ class GraphDaemon:
             conn.close()
             db.close()
         log.warning("replacing the derived index store (%s)", reason)
+        self.index_replaced = reason
         _remove_database(self.ws.index_db)
         db = lb.Database(str(self.ws.index_db), **INDEX_SETTINGS)
         conn = lb.Connection(db)
@@ -604,6 +607,8 @@ class GraphDaemon:
             last_failure = _recovery_failure(recovery)
         return {
             "generation": current,
+            # why this identity has no generation when graphd replaced the store at its start
+            "index_replaced": self.index_replaced if current is None else None,
             "manifest": info.manifest if info else None,
             "digest": info.committed_digest if info else None,
             "activated": info.activated if info else None,
