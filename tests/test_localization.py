@@ -29,6 +29,10 @@ def test_read_task_recognises_identifiers_paths_and_scopes() -> None:
     path = read_task("In rich/live_render.py the ellipsis line is drawn even when the output fits")
     assert path.names == {"liverender"} and {"rich", "liv", "render"} <= set(path.terms)
     assert path.written == {"live_render"}
+    # a path's file suffix is no word of the task ("lexical: rich, ratio, py"), in a path or before a line number
+    assert "py" not in read_task("Refactor `rich/_ratio.py` to use fractions").terms
+    assert "py" not in read_task("fix the loop at cells.py:207").terms
+    assert "py" in read_task("lint every .py file").terms  # a suffix named as such stays
     assert not read_task("Refund a paid order when the warehouse cannot ship it").names
     # `fix: …` is a commit type, not a scope: it was read as an identifier (excalidraw's "symbol name: fix")
     typed = read_task("fix: rerender the preview when the mermaid code changes")

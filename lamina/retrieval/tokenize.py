@@ -272,6 +272,13 @@ class TaskQuery:
 _EXAMPLE_RE = re.compile(r"\b([a-z0-9][a-z0-9_-]*)\s+example\b", re.IGNORECASE)
 
 
+# A file suffix inside the task's text (`rich/_ratio.py`, `cells.py:207`): no word of the task (a reason
+# "lexical: rich, ratio, py" quoted it, and `py` matches every Python file's imports).
+_INLINE_SUFFIX_RE = re.compile(
+    r"(?<=[\w/])\.(?:py|pyi|go|rs|java|kt|kts|scala|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift)"
+    r"(?=$|[\s`'\"),:;#])",
+    re.IGNORECASE,
+)
 _FILE_SUFFIX_RE = re.compile(
     r"\.(py|pyi|go|rs|java|kt|kts|scala|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift|md|rst|toml|ya?ml|json)$",
     re.IGNORECASE,
@@ -328,7 +335,7 @@ def read_task(text: str) -> TaskQuery:
     written: set[str] = set()
     written_pairs: set[tuple[str, str]] = set()
     for ident in named:
-        core = _FILE_SUFFIX_RE.sub("", ident)
+        core = _FILE_SUFFIX_RE.sub("", _INLINE_SUFFIX_RE.sub(" ", ident).strip())
         ident_words = split_words(core)
         # a path names its file: `rich/live_render.py` names live_render, not a symbol called rich
         named_words = ident_words[-1:] if "/" in core else ident_words
@@ -344,7 +351,7 @@ def read_task(text: str) -> TaskQuery:
                 words.setdefault(t, said)
         written.update(named_words)
         written_pairs.update(zip(named_words, named_words[1:], strict=False))
-    for word in split_words(body):
+    for word in split_words(_INLINE_SUFFIX_RE.sub(" ", body)):
         folded = word.casefold()
         if folded in TASK_STOPWORDS_FOR_QUERY or folded in COMMIT_TYPES and scope is not None:
             continue
