@@ -906,7 +906,7 @@ def file_recall(
             if not task.files:
                 continue
             _, workflows = predict(task, graph, selection, th)
-            words = workflow_words(store.closure(list(workflows))) if workflows else ""
+            words = workflow_words(store.closure(list(workflows)), workflows) if workflows else ""
             sources = localize_all(corpus, task.text, cache.get([task.text])[0], workflow_words=words)[0]
             files = list(dict.fromkeys(s["file"] for s in sources))[:k]
             recalls.append(sum(f in files for f in task.files) / len(task.files))

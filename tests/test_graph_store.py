@@ -368,3 +368,6 @@ def test_a_closures_workflow_words_are_its_titles_summaries_and_operation_titles
     closure["invariants"] = [{"id": "inv.x", "statement": "Never refund twice."}]
     assert workflow_words(closure) == "Refund an order\nGive money back.\nIssue the refund\nNotify the buyer"
     assert workflow_words(empty_closure()) == ""
+    # the selected roots' own words, not those of what they include: a login check included by nine roots put
+    # its JWT code first for "delete a comment" (a new user's graph, session 36)
+    assert workflow_words(closure, ["refund-order"]) == "Refund an order\nGive money back.\nIssue the refund"

@@ -4,7 +4,7 @@ stores each root's closure when the graph is imported)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 CLOSURE_KEYS = (
@@ -91,12 +91,16 @@ def obligations(closure: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def workflow_words(closure: dict[str, Any]) -> str:
+def workflow_words(closure: dict[str, Any], roots: Collection[str] | None = None) -> str:
     """What the closure's workflows are about, in the graph's own words: each workflow's title and summary
-    and its operations' titles (included workflows too). Localization reads them as further, weaker evidence
-    for where the task's change goes (lamina/retrieval/localization.py, session 32). Pure."""
+    and its operations' titles. Localization reads them as further, weaker evidence for where the task's change
+    goes (lamina/retrieval/localization.py, session 32). `roots`: only those workflows (the selected ones), not
+    the workflows they include: a login check included by nine roots put its JWT code first for "delete a
+    comment" (a new user's graph, session 36). Pure."""
     words: list[str] = []
     for workflow in closure.get("workflows", []):
+        if roots is not None and workflow.get("id") not in roots:
+            continue
         words += [workflow.get("title", ""), workflow.get("summary", "")]
         words += [operation.get("title", "") for operation in workflow.get("operations", [])]
     return "\n".join(w for w in words if w)

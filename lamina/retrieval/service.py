@@ -643,7 +643,7 @@ class RetrievalService:
             source = "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
         # the selected workflows' own words are further evidence for where the change goes (session 32)
-        words = workflow_words(closure) if closure is not None else ""
+        words = workflow_words(closure, selection.workflows) if closure is not None else ""
         sources, related = self._localize(state, task, qvec, words=words)
         return build_packet(
             task=task,
