@@ -303,6 +303,13 @@ def _parse_files(files: Mapping[str, str], problems: _Problems) -> list[_Entry]:
                     file, table, None, f"unknown table; expected one of: {', '.join(TOP_LEVEL_TABLES)}"
                 )
                 continue
+            if table == "workflow" and isinstance(value, dict) and set(value) == {"operations"}:
+                # `[[workflow.operations]]` with no `[[workflow]]` above it in the file
+                problems.add(
+                    file, OPERATIONS_TABLE, None,
+                    "[[workflow.operations]] must follow the [[workflow]] it belongs to, in the same file",
+                )  # fmt: skip
+                continue
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                 problems.add(file, table, None, f"must be an array of tables ([[{table}]])")
                 continue
@@ -377,11 +384,14 @@ def _check_references(entries: list[_Entry], declared: dict[str, _Declared], pro
             for target in [value] if isinstance(value, str) else value:
                 decl = declared.get(target)
                 if decl is None:
+                    same_kind = [i for i, d in declared.items() if d.kind in spec.refs]
+                    close = difflib.get_close_matches(target, same_kind, n=1, cutoff=0.8)
                     problems.add(
                         entry.file,
                         entry.table,
                         entry.id,
-                        f"{key!r} refers to {target!r}, which is not declared",
+                        f"{key!r} refers to {target!r}, which is not declared"
+                        + (f" (did you mean {close[0]!r}?)" if close else ""),
                     )
                 elif decl.kind not in spec.refs:
                     problems.add(
@@ -420,6 +430,22 @@ def _check_transition(
             f"(its states: {declared_states})"
         )
     return None
+
+
+def _check_aliases(entries: list[_Entry], problems: _Problems) -> None:
+    """An alias names one workflow: the same alias (in any case) on two workflows, or a workflow's alias that
+    is another's id, made an exact match select both, "certain" (a new user's graph, session 36)."""
+    owner: dict[str, str] = {e.id.casefold(): e.id for e in entries if e.table == "workflow" and e.id}
+    for entry in entries:
+        if entry.table != "workflow" or not entry.id:
+            continue
+        for alias in entry.values.get("aliases", ()):
+            first = owner.setdefault(alias.casefold(), entry.id)
+            if first != entry.id:
+                problems.add(
+                    entry.file, entry.table, entry.id,
+                    f"alias {alias!r} already names workflow {first!r}: an alias must name one workflow",
+                )  # fmt: skip
 
 
 def _check_include_cycles(entries: list[_Entry], problems: _Problems) -> None:
@@ -561,8 +587,12 @@ def load_graph_files(files: Mapping[str, str]) -> ProductGraph:
     entries = _parse_files(files, problems)
     everything = _all_entries(entries)
     declared = _declare_ids(everything, problems)
-    _check_references(everything, declared, problems)
-    _check_include_cycles(entries, problems)
+    # A file that does not parse declares nothing: references into it would all be reported as undeclared,
+    # before the one mistake that caused them (a new user's graph, session 36). Fix the syntax first.
+    if not any(p.message.startswith("TOML syntax error") for p in problems.items):
+        _check_references(everything, declared, problems)
+        _check_include_cycles(entries, problems)
+        _check_aliases(entries, problems)
     if problems.items:
         # Group by file (stable, so phase order is kept within a file).
         raise graph_invalid(sorted(problems.items, key=lambda p: p.file))
