@@ -715,6 +715,10 @@ def test_status_says_why_the_index_is_stale(repo: Path) -> None:
     assert reason.startswith("product graph changed: GraphVersion ")
     human = run_lamina("context", "status", cwd=repo).stdout
     assert "because     product graph changed" in human
+    # an invalid graph is said whole, not cut at 12 characters ("(invalid: se"; a new user's graph, session 36)
+    graph.write_text(graph.read_text() + "\n[[actor]\n")
+    (reason,) = status(repo)["reasons"]
+    assert reason.endswith("→ (invalid: see `lamina graph check`)"), reason
 
 
 def test_status_says_when_a_build_is_under_way(repo: Path) -> None:

@@ -275,12 +275,19 @@ def test_explicit_workflow_skips_selection_but_traverses_and_localizes(shop: Pat
 
 @pytest.mark.parametrize(
     ("workflow", "code"),
-    [("no-such-flow", "LAMINA_UNKNOWN_WORKFLOW"), ("loyalty-points", "LAMINA_INACTIVE_WORKFLOW")],
+    [
+        ("no-such-flow", "LAMINA_UNKNOWN_WORKFLOW"),
+        ("refund-ordr", "LAMINA_UNKNOWN_WORKFLOW"),
+        ("loyalty-points", "LAMINA_INACTIVE_WORKFLOW"),
+    ],
 )
 def test_explicit_unknown_or_inactive_workflow_is_a_coded_error(shop: Path, workflow: str, code: str) -> None:
     status, body = prepare(shop, "anything", "--workflow", workflow)
     assert status == ERROR_CODES[code][0]
     assert body["error"]["code"] == code and body["error"]["hint"]
+    # a mistyped id names the one it likely means (a new user's graph, session 36); a far one names none
+    guess = "(did you mean 'refund-order'?)" in body["error"]["message"]
+    assert guess == (workflow == "refund-ordr")
 
 
 def test_human_rendering_and_search(shop: Path) -> None:

@@ -239,6 +239,14 @@ class ProductStore:
         )
         return [{"id": i, "title": t, "status": s, "aliases": list(a or [])} for i, t, s, a in rows]
 
+    def unknown_workflow(self, workflow_id: str) -> LaminaError:
+        """LAMINA_UNKNOWN_WORKFLOW for an id the store lacks, naming the root id it most likely means."""
+        import difflib
+
+        close = difflib.get_close_matches(workflow_id, [r["id"] for r in self.roots()], n=1, cutoff=0.75)
+        guess = f" (did you mean {close[0]!r}?)" if close else ""
+        return LaminaError("LAMINA_UNKNOWN_WORKFLOW", f"no workflow with id {workflow_id!r}{guess}")
+
     def workflow_exists(self, workflow_id: str) -> str | None:
         """The workflow's status, or None when the store has no such workflow."""
         rows = self._rows("MATCH (w:Workflow {id: $id}) RETURN w.status", {"id": workflow_id})

@@ -484,7 +484,7 @@ class GraphDaemon:
         workflow = _require(header, "workflow", str)
         status = self.product.workflow_exists(workflow)
         if status is None:
-            raise LaminaError("LAMINA_UNKNOWN_WORKFLOW", f"no workflow with id {workflow!r}")
+            raise self.product.unknown_workflow(workflow)
         closure = self.product.closure([workflow])
         return {
             "workflow": workflow,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -84,6 +85,13 @@ def _paths_reason(count: int, what: str, paths: list[str] | tuple[str, ...]) -> 
     return f"{count} indexed file{'' if count == 1 else 's'} {what}" + (f": {shown}" if shown else "")
 
 
+def _short(version: object) -> str:
+    """A GraphVersion digest to 12 characters; anything else (`(invalid: see lamina graph check)`) whole: it
+    was cut to "(invalid: se" (a new user's graph, session 36)."""
+    text = str(version)
+    return text[:12] if re.fullmatch(r"[0-9a-f]{13,}", text) else text
+
+
 def stale_reasons(
     indexed: dict[str, Any],
     now: dict[str, Any],
@@ -109,8 +117,8 @@ def stale_reasons(
         reasons.append("the uncommitted changes that were indexed are gone (committed, stashed or reverted)")
     if indexed.get("graph_version") != now.get("graph_version"):
         reasons.append(
-            f"product graph changed: GraphVersion {str(indexed.get('graph_version'))[:12]} → "
-            f"{str(now.get('graph_version'))[:12]}"
+            f"product graph changed: GraphVersion {_short(indexed.get('graph_version'))} → "
+            f"{_short(now.get('graph_version'))}"
         )
     if indexed.get("index_settings") != now.get("index_settings"):
         reasons.append("lamina.toml's [index] settings changed (include, exclude or max_file_bytes)")

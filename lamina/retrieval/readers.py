@@ -13,6 +13,8 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from lamina.errors import LaminaError
+
 
 class GenerationRecord(Protocol):
     """An activated generation, as ranking needs it."""
@@ -47,4 +49,8 @@ class ProductReader(Protocol):
 
     def workflow_exists(self, workflow_id: str) -> str | None:
         """The workflow's status, or None when there is no such workflow."""
+        ...
+
+    def unknown_workflow(self, workflow_id: str) -> LaminaError:
+        """LAMINA_UNKNOWN_WORKFLOW for an id there is no workflow of, naming the one it most likely means."""
         ...

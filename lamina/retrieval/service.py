@@ -626,7 +626,7 @@ class RetrievalService:
         if workflow is not None:
             status = self.product.workflow_exists(workflow)
             if status is None:
-                raise LaminaError("LAMINA_UNKNOWN_WORKFLOW", f"no workflow with id {workflow!r}")
+                raise self.product.unknown_workflow(workflow)
             if status != "active":
                 raise LaminaError("LAMINA_INACTIVE_WORKFLOW", f"workflow {workflow!r} is {status}")
             selection = Selection("selected", (workflow,), (), ("explicit --workflow",), confidence=1.0)
