@@ -100,7 +100,8 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         " windows); x_test.dart, x_spec.lua, *.bats and Flutter's integration_test/ are tests; Dart's generated"
         " suffixes (.freezed.dart, .pb.dart, …) and generated/ folders generated; mix.exs, .formatter.exs and"
         " *.rockspec config; a comment saying a file is auto-generated skips it (rich's width tables); a test"
-        " folder's JSON/XML/YAML is data, not a test",
+        " folder's JSON/XML/YAML and documents are data; Dart/Elixir lib/ is code; it/ a test folder only as"
+        " src/it/; suffixless programs in bin/ scripts/ are code",
     ),
 )
 CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,

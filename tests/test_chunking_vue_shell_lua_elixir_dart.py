@@ -352,3 +352,105 @@ def test_dart_signatures_take_the_body_beside_them() -> None:
     counter = next(c for c in chunk_file("lib/src/counter.dart", DART) if c.symbol == "Counter")
     assert "const Counter({super.key, required this.value});" in counter.text
     assert "Counter.fromJson(Map<String, dynamic> json) : value = json['value'];" in counter.text
+
+
+def test_elixir_clauses_of_one_function_are_one_symbol_with_their_default_arguments_head() -> None:
+    """plug's `decode_value` was five chunks, one per clause, and the packet showed one clause's lines; a
+    bodiless head declaring default arguments (`def fetch_query_params(conn, opts \\\\ [])`) was left out, and
+    with it the @doc above it (a new-user run on plug, session 36)."""
+    text = source(
+        """
+        defmodule Plug.Conn.Cookies do
+          @doc "Decodes a value."
+          def decode_value(""), do: ""
+
+          def decode_value(<<?", rest::binary>>) do
+            rest
+          end
+
+          @doc "Fetches query params."
+          def fetch_query_params(conn, opts \\\\ [])
+
+          def fetch_query_params(conn, opts) do
+            conn
+          end
+
+          defp month_name(1), do: "Jan"
+          defp month_name(2), do: "Feb"
+        end
+        """
+    )
+    assert named(chunk_file("lib/plug/conn/cookies.ex", text)) == [
+        ("Plug.Conn.Cookies", "module", 1, 18),
+        ("Plug.Conn.Cookies.decode_value", "function", 2, 7),
+        ("Plug.Conn.Cookies.fetch_query_params", "function", 9, 14),
+        ("Plug.Conn.Cookies.month_name", "function", 16, 17),
+    ]
+
+
+def test_a_dart_local_function_stays_in_its_method_and_test_blocks_are_named_by_their_titles() -> None:
+    """bloc's `AnalysisOptions.resolve` was cut to its signature and its local `recursiveResolver` made a method;
+    a test file was 80-line windows of `main` (a new-user run on bloc, session 36)."""
+    options = source(
+        """
+        class AnalysisOptions {
+          AnalysisOptions resolve() {
+            AnalysisOptions recursiveResolver(AnalysisOptions options) {
+              return options;
+            }
+            return recursiveResolver(this);
+          }
+        }
+        """
+    )
+    assert named(chunk_file("lib/src/analysis_options.dart", options)) == [
+        ("AnalysisOptions", "class", 1, 8),
+        ("AnalysisOptions.resolve", "method", 2, 7),
+    ]
+    tests = source(
+        """
+        void main() {
+          group('Bloc', () {
+            test('emits states', () {
+              expect(1, 1);
+            });
+
+            blocTest<CounterBloc, int>(
+              'emits [1] when increment is added',
+              build: () => CounterBloc(),
+              expect: () => [1],
+            );
+          });
+
+          testWidgets('renders', (tester) async {
+            await tester.pumpWidget(App());
+          });
+        }
+        """
+    )
+    assert named(chunk_file("test/bloc_test.dart", tests)) == [
+        ("main", "function", 1, 17),
+        ("Bloc", "function", 2, 12),
+        ("Bloc.emits states", "function", 3, 5),
+        ("Bloc.emits [1] when increment is added", "function", 7, 11),
+        ("renders", "function", 14, 16),
+    ]
+
+
+def test_lua_functions_in_a_table_constructor_are_named_by_their_keys() -> None:
+    """trouble.nvim's actions are a table of functions (`local M = { refresh = function(self) … end }`) and had
+    no symbol (a new-user run, session 36); a key that is a string or a value that is no function names none."""
+    text = source(
+        """
+        local M = {
+          -- Refresh the view.
+          refresh = function(self)
+            return self
+          end,
+          close = "x",
+          ["odd key"] = function() end,
+        }
+        return M
+        """
+    )
+    assert named(chunk_file("lua/trouble/config/actions.lua", text)) == [("M.refresh", "method", 2, 5)]

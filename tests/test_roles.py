@@ -134,7 +134,21 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("mix.exs", "config"),
         (".formatter.exs", "config"),
         ("pkgs/http/lib/src/client.dart", "code"),
-        ("pkgs/http/lib/src/client_test.dart", "test"),
+        ("pkgs/http/test/client_test.dart", "test"),
+        # Dart and Elixir libraries: everything under lib/ is the library (bloc_test's core is
+        # lib/src/bloc_test.dart; plug's test adapter lib/plug/adapters/test/conn.ex), tests live in test/
+        ("packages/bloc_test/lib/src/bloc_test.dart", "code"),
+        ("lib/plug/adapters/test/conn.ex", "code"),
+        ("test/plug/conn_test.exs", "test"),
+        ("config/runtime.exs", "config"),
+        ("lib/plug/templates/debugger.html.eex", "code"),
+        # `it` is a test folder only as Maven's src/it/ (bloc's Italian docs are docs/src/content/docs/it/)
+        ("docs/src/content/docs/it/index.mdx", "docs"),
+        ("core/src/it/java/org/shop/CheckoutIT.java", "test"),
+        ("scripts/test", "code"),  # a program without a suffix in a scripts folder
+        ("libexec/rbenv-init", "code"),
+        ("tests/roots/test-root/index.rst", "data"),  # a test's documents are its data
+        ("tests/README.md", "docs"),
         ("integration_test/app_test.dart", "test"),
         ("lib/src/user.freezed.dart", "generated"),
         ("lib/src/messages.pb.dart", "generated"),

@@ -495,7 +495,23 @@ def _find_symbols(
         found.extend(_visit(child, code, scope, in_type, lines, depth))
     if node.type == "ERROR" and code.grammar in ("c", "cpp"):
         found = _with_open_functions(node, code, scope, in_type, lines, found)
+    if code.grammar == "elixir":
+        found = _clauses_merged(found)
     return _without_overlaps(found, lines)
+
+
+def _clauses_merged(found: list[_Symbol]) -> list[_Symbol]:
+    """Elixir: the clauses of one function, one after another (`def decode(<<>>)`, `def decode(rest)`, and a
+    bodiless head that declares default arguments), are one symbol from the first to the last: plug's
+    `decode_value` was five chunks and the packet showed one clause's lines."""
+    out: list[_Symbol] = []
+    for sym in found:
+        last = out[-1] if out else None
+        if last is not None and last.kind == sym.kind == "function" and last.name == sym.name:
+            out[-1] = replace(last, end=max(last.end, sym.end), members=last.members + sym.members)
+        else:
+            out.append(sym)
+    return out
 
 
 def _without_overlaps(found: list[_Symbol], lines: list[str]) -> list[_Symbol]:
@@ -538,6 +554,10 @@ def _visit(
         return _find_symbols(node, code, scope, in_type, lines, depth)
     if depth >= SYMBOL_SEARCH_DEPTH or node.type in _OPAQUE:
         return []
+    if node.type == "function_body" and code.grammar == "dart":  # a signature's body: a local function in
+        return []  # it is the method's, as in any language (bloc's AnalysisOptions.resolve was cut to 2 lines)
+    if node.type == "expression_statement" and code.grammar == "dart":
+        return []  # a statement that is no test block: nothing declared in it
     return _find_symbols(node, code, scope, in_type, lines, depth + 1)
 
 
@@ -548,6 +568,8 @@ def _make_symbol(
         body = _kotlin_body(node)
     elif code.grammar == "elixir":  # `defmodule X do … end`: the call holds its do-block
         body = node
+    elif code.grammar == "dart" and node.type == "expression_statement":  # a test block: its closure's body
+        body = _dart_test_body(node) or node
     elif node.type == "extension_definition":  # Scala 3: its body may be the one `def` itself
         body = node
     elif node.type in ("call_expression", "function_call"):  # a JS/TS or Lua test block: its function's body
@@ -578,6 +600,10 @@ def _make_symbol(
     members: tuple[_Symbol, ...] = ()
     if rule.role == CONTAINER:
         members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
+    elif code.grammar == "dart" and local == "main" and not scope:  # a Dart test file's groups and tests
+        main_body = _dart_function_body(node)
+        if main_body is not None:
+            members = tuple(_find_symbols(main_body, code, (), False, lines, -1))
     end = _end_row(outer)
     detached = _dart_function_body(node) if code.grammar == "dart" else None
     if detached is not None:
@@ -704,6 +730,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return _lua_assignment(node)
     if code.grammar == "lua" and t == "function_call":
         return _lua_test_block(node)
+    if code.grammar == "lua" and t == "field":
+        return _lua_field(node)
     if t in _BODY_REQUIRED and node.child_by_field_name("body") is None:
         return None  # an abstract or interface method: a line of its type's chunk, not a chunk
     if code.grammar == "csharp" and (t in _CSHARP_ACCESSOR_MEMBERS or t in _CSHARP_OPERATORS):
@@ -966,8 +994,11 @@ def _elixir_symbol(node: Node) -> tuple[str, int, str | None] | None:
         for p in keywords.named_children
     )
     if word in _ELIXIR_FUNCTIONS:
-        if not has_body and word != "defdelegate":
-            return None  # a protocol's or behaviour's `def size(data)`: a line of its module's chunk
+        if not has_body and word != "defdelegate" and _in_protocol(node):
+            return (
+                None  # a protocol's `def size(data)`: a line of its chunk (a bodiless head elsewhere declares
+            )
+            # default arguments and joins the clauses after it: _clauses_merged)
         head: Node | None = first
         while head is not None and head.type == "binary_operator":  # `f(x) when is_binary(x)`
             head = head.child_by_field_name("left")
@@ -1000,6 +1031,14 @@ def _elixir_symbol(node: Node) -> tuple[str, int, str | None] | None:
     return None
 
 
+def _in_protocol(node: Node) -> bool:
+    """Whether an Elixir call sits directly in a `defprotocol`'s do-block."""
+    block = node.parent
+    owner = block.parent if block is not None and block.type == "do_block" else None
+    target = owner.child_by_field_name("target") if owner is not None and owner.type == "call" else None
+    return _text(target) == "defprotocol"
+
+
 def _dart_function_body(node: Node) -> Node | None:
     """The body Dart's grammar puts after a function's or method's signature, as its sibling."""
     if node.type not in ("function_signature", "method_signature"):
@@ -1008,11 +1047,41 @@ def _dart_function_body(node: Node) -> Node | None:
     return after if after is not None and after.type == "function_body" else None
 
 
+_DART_TEST_CALLS = frozenset({"group", "test", "testWidgets", "blocTest", "testGoldens"})
+
+
+def _dart_test_block(node: Node) -> tuple[str, int, str | None] | None:
+    """`group('Bloc', () {…})`, `test('emits states', …)`, `testWidgets(…)`, `blocTest<B, S>('emits [1]', …)`:
+    named by the title, as JS test blocks are (bloc's 1,677-line bloc_test.dart was 80-line windows of `main`)."""
+    callee = node.named_children[0] if node.named_children else None
+    if callee is None or callee.type != "identifier" or _text(callee) not in _DART_TEST_CALLS:
+        return None
+    arguments = _first_of_type(node, "arguments")
+    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    literal = _first_of_type(first, "string_literal") if first is not None else None
+    if literal is None:
+        return None
+    title = _SPACE.sub(" ", _text(literal).strip("'\"")).strip()
+    return (title, node.start_point.row, None) if title else None
+
+
+def _dart_test_body(node: Node) -> Node | None:
+    """The body of a test block's closure (`() { test(…); }`), searched for nested blocks."""
+    arguments = _first_of_type(node, "arguments")
+    for argument in arguments.named_children if arguments is not None else []:
+        closure = _first_of_type(argument, "function_expression")
+        if closure is not None:
+            return closure.child_by_field_name("body")
+    return None
+
+
 def _dart_symbol(node: Node) -> tuple[str, int, str | None] | None:
     """A Dart class, mixin, extension or enum by its name, or a function, method, getter, setter, constructor
     or operator that has a body. A named constructor is named as it is called (`Point.zero`, in class Point);
     an operator by its symbol (`Point.operator+`)."""
     t = node.type
+    if t == "expression_statement":
+        return _dart_test_block(node)
     if t in ("function_signature", "method_signature"):
         if _dart_function_body(node) is None:
             return None  # abstract, or a constructor with only initializers: a line of its class's chunk
@@ -1054,6 +1123,23 @@ def _lua_test_block(node: Node) -> tuple[str, int, str | None] | None:
     content = named[0].child_by_field_name("content")
     title = _SPACE.sub(" ", _text(content)).strip()
     return (title, node.start_point.row, None) if title else None
+
+
+def _lua_field(node: Node) -> tuple[str, int, str | None] | None:
+    """A function in a table constructor, by its key, qualified by the one name the table is assigned to:
+    trouble.nvim's actions (`local M = { refresh = function(self) … end, … }`) had no symbol at all."""
+    key, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+    if key is None or key.type != "identifier" or value is None or value.type != "function_definition":
+        return None
+    owner = ""
+    table = node.parent
+    assignment = table.parent.parent if table is not None and table.parent is not None else None
+    if assignment is not None and assignment.type == "assignment_statement":
+        names = next((c for c in assignment.named_children if c.type == "variable_list"), None)
+        if names is not None and len(names.named_children) == 1:
+            owner = _clean_name(_text(names.named_children[0]))
+    name = f"{owner}.{_text(key)}" if owner else _text(key)
+    return name, key.start_point.row, None
 
 
 def _lua_assignment(node: Node) -> tuple[str, int, str | None] | None:

@@ -242,6 +242,7 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
         symbols={
             "function_declaration": _F,
             "assignment_statement": _F,
+            "field": _F,  # `local M = { refresh = function(self) … end }`: M.refresh (chunker._lua_field)
             "function_call": SymbolRule("function", CONTAINER),
         },
         wrappers=frozenset({"variable_declaration"}),  # `local f = function() … end`
@@ -266,6 +267,9 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
             "enum_declaration": SymbolRule("enum", CONTAINER),
             "function_signature": _F,
             "method_signature": _F,
+            # package:test's and flutter_test's `group`/`test`/`testWidgets`, bloc_test's `blocTest`, named by
+            # their titles (chunker._dart_test_block); `main`'s body is searched for them
+            "expression_statement": SymbolRule("function", CONTAINER),
         },
         leading=frozenset({"comment", "documentation_comment", "annotation"}),
     ),

@@ -34,11 +34,11 @@ CODE_SUFFIXES = frozenset(
     .py .pyi .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .vue .svelte .go .rs .java .kt .kts .scala .groovy
     .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .ipp .cs .fs .rb .rake .gemspec .php .swift .m .mm .lua .pl .pm
     .r .jl .ex .exs .erl .hs .ml .clj .dart .zig .nim .sh .bash .zsh .ps1 .sql .proto .graphql .gql
-    .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less .y .yy .l .ll .ru
+    .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less .y .yy .l .ll .ru .astro .eex .heex .leex
     """.split()
 )  # .y/.yy and .l/.ll: yacc/bison grammars and lex/flex scanners (their generated C is skipped); .ru: rackup
 DOCS_SUFFIXES = frozenset(
-    ".md .markdown .rst .txt .adoc .asciidoc .org .tex .rtf .pod .rdoc .texi .texinfo .scalatex".split()
+    ".md .mdx .markdown .rst .txt .adoc .asciidoc .org .tex .rtf .pod .rdoc .texi .texinfo .scalatex".split()
 )
 CONFIG_SUFFIXES = frozenset(
     """
@@ -75,7 +75,7 @@ GENERATED_NAMES = re.compile(
 )
 TEST_DIRS = frozenset(
     "test tests testing __tests__ __test__ __mocks__ spec specs e2e integration-tests integration_tests "
-    "integration_test it "
+    "integration_test "
     "benches bench benchmarks benchmark perftests perftest conformance".split()
 )
 DATA_DIRS = frozenset(
@@ -87,6 +87,8 @@ DOCS_DIRS = frozenset(
 # build/ is neither: tracked files there are build scripts (code by their suffix: a task "fix build signing"
 # means Build/sign.ps1) and settings (config by theirs); build output is gitignored, and [index]'s default
 # excludes skip a lowercase build/ anyway. Newtonsoft.Json keeps its signing scripts in Build/.
+# Folders of programs whose files often have no suffix (`scripts/test`, `bin/setup`, `libexec/rbenv-init`).
+SCRIPT_DIRS = frozenset("bin scripts script libexec tools".split())
 CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
 GENERATED_DIRS = frozenset(
     "node_modules vendor third_party dist out target __generated__ gen generated".split()
@@ -106,7 +108,7 @@ TEST_DIR_SUFFIXES = (
 # XIT.java, XTest.php, XSuite.scala, x_spec.rb, x_spec.lua (busted), x_test.dart, x.bats, tests.rs,
 # x_tests.rs; conftest.py is config (fixtures), test-utils stay by folder.
 TEST_NAMES = re.compile(
-    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp|dart)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|"
+    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|"
     r"_spec\.(rb|lua)$|\.bats$|"
     r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php)$|[a-z0-9]Suite\.scala$|"
     r"^Test[A-Z].*\.(java|kt|cs)$",
@@ -154,6 +156,16 @@ def conventional_role(path: str) -> str:
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
         return CONFIG
     code_like = suffix in CODE_SUFFIXES
+    if suffix == ".exs" and folders == ["config"]:
+        return CONFIG  # Elixir's config/config.exs, runtime.exs, dev.exs: settings, as Gradle scripts are
+    if not suffix and not name.startswith(".") and len(folders) == 1 and folders[0] in SCRIPT_DIRS:
+        return (
+            CODE  # `scripts/test`, `bin/rails`, rbenv's `libexec/rbenv-init`: programs named without suffix
+        )
+    if suffix in (".ex", ".dart") and "lib" in folders:
+        # Elixir and Dart libraries: everything under lib/ is the library (plug's lib/plug/adapters/test/conn.ex
+        # is the test adapter users call; bloc_test's lib/src/bloc_test.dart its core); tests live in test/
+        return DOCS if any(f in DOCS_DIRS for f in folders) else CODE
     if _main_source_set(pure.parts[:-1]):
         # Gradle/Maven production code: a `specs/` package or a `TypeSpec.kt` there is no test (KotlinPoet's
         # core files were tests by the Spec suffix); only a *Test/*Tests/*IT name still is.
@@ -164,9 +176,13 @@ def conventional_role(path: str) -> str:
         test_folder = any(f in TEST_DIRS or f.endswith(TEST_DIR_SUFFIXES) for f in folders)
     if test_by_name or test_folder or _java_test_tree(pure.parts[:-1]):
         # a test's JSON, XML or YAML is its data, no test to list: rich's 178 asv results under benchmarks/
-        # were related tests; maven's test projects hold 2,982 pom.xml files
+        # were related tests; maven's test projects hold 2,982 pom.xml files; sphinx's test roots 410 documents.
         data_like = suffix in DATA_SUFFIXES or suffix in CONFIG_SUFFIXES
-        return TEST if code_like else DATA if data_like else TEST
+        if code_like:
+            return TEST
+        if DOCS_NAMES.match(name) and (not suffix or suffix in DOCS_SUFFIXES):  # the tests' README: docs
+            return DOCS
+        return DATA if data_like or suffix in DOCS_SUFFIXES else TEST  # sphinx's tests/roots/**/*.rst: data
     if DOCS_NAMES.match(name) and not code_like or suffix in DOCS_SUFFIXES:
         return DOCS  # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo)
     if any(f in DOCS_DIRS or f.endswith(".docc") for f in folders):  # a DocC catalog's tutorial code
@@ -190,9 +206,10 @@ def _main_source_set(folders: Sequence[str]) -> bool:
 
 
 def _java_test_tree(folders: Sequence[str]) -> bool:
-    """Maven/Gradle tests: src/test/…, src/androidTest/…, src/testFixtures/…, src/commonTest/…"""
+    """Maven/Gradle tests: src/test/…, src/it/… (Maven's integration tests), src/androidTest/…,
+    src/testFixtures/…, src/commonTest/… (`it` alone is no test folder: bloc's Italian docs are in docs/…/it/)."""
     return any(
-        b.lower() in ("test", "testfixtures") or _SOURCE_SET_TEST.match(b) is not None
+        b.lower() in ("test", "testfixtures", "it") or _SOURCE_SET_TEST.match(b) is not None
         for b in _source_sets(folders)
     )
 

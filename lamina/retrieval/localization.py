@@ -1039,6 +1039,15 @@ def _related(
 _TEST_AFFIX = re.compile(r"^test_|^test(?=[A-Z])|_(?:tests?|spec)$|(?<=[a-z0-9])(?:Tests?|Spec)$")
 
 
+# A test function by its name (test_refund, TestRefund, testRefund): a block named by its title ("test adapter
+# stores body", ExUnit's) is not preferred for its first word (a new-user run on plug, session 36).
+_TEST_FUNCTION = re.compile(r"^[Tt]est(?:_|[A-Z0-9])")
+
+
+def _is_test_function(symbol: str) -> bool:
+    return _TEST_FUNCTION.match(_own_name(symbol)) is not None
+
+
 def _tested_stem(path: str) -> str:
     """The lower-cased stem of the file a test file is named after (`flag_uint_test.go` -> flag_uint); "" for
     none (`conftest.py`, `helpers.go`)."""
@@ -1085,9 +1094,7 @@ def _own_tests(
         )
         named = [int(r) for r in layout.rows(f) if not corpus.symbols[int(r)].startswith("<")]
         if named:  # a test before a helper (`order_for`), then the most lexical evidence, then the first
-            best = max(
-                named, key=lambda r: (_own_name(corpus.symbols[r]).lower().startswith("test"), lexical[r], -r)
-            )
+            best = max(named, key=lambda r: (_is_test_function(corpus.symbols[r]), lexical[r], -r))
             out.setdefault(best, source)
     return out
 
