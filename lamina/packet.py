@@ -151,11 +151,13 @@ def render_packet(packet: dict[str, Any]) -> str:
     for c in sel["candidates"]:
         flag = f" [{c['filtered']}]" if c["filtered"] else ""
         exact = " exact" if c["exact"] else ""
-        late = f", late #{c['late_rank']}" if c.get("late_rank") is not None else ""
-        lines.append(
-            f"  - {c['workflow']} score {c['score']:.4f}{exact} (lexical #{c['lexical_rank']}, "
-            f"dense #{c['dense_rank']}{late}){flag}"
-        )
+        ranks = [
+            f"{name} #{c[key]}" if c.get(key) is not None else f"no {name} match"
+            for name, key in (("lexical", "lexical_rank"), ("dense", "dense_rank"))
+        ]
+        ranks += [f"late #{c['late_rank']}"] if c.get("late_rank") is not None else []
+        # "no lexical match", not "lexical #None": no word of the task is in that root (a new user's graph)
+        lines.append(f"  - {c['workflow']} score {c['score']:.4f}{exact} ({', '.join(ranks)}){flag}")
     graph = packet["graph"]
     for wf in graph["workflows"]:
         lines.append("")

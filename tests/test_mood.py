@@ -278,3 +278,13 @@ def test_the_text_packet_heads_a_long_task_with_its_first_line_and_counts_the_re
     )  # fmt: skip
     (head,) = [line for line in render_packet(packet).splitlines() if line.startswith("Task: ")]
     assert len(head) < len("Task: ") + TASK_LINE_MAX_CHARS + 30 and head.endswith("(+801 more characters)")
+
+
+def test_a_candidate_no_ranker_matched_says_so_in_the_text_packet() -> None:
+    """ "lexical #None" was printed for a root none of the task's words occur in (a new user's graph, session 36)."""
+    from lamina.packet import render_packet
+    from lamina.retrieval.selection import Candidate, Selection
+
+    candidate = Candidate("log-in", 0.14, False, None, 3, (), None)
+    lines = render_packet(_packet_of(Selection("selected", ("log-in",), (candidate,), ("fused ranking",))))
+    assert "  - log-in score 0.1400 (no lexical match, dense #3)" in lines.splitlines()
