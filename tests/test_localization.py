@@ -684,3 +684,17 @@ def test_the_test_file_named_after_a_source_leads_related(monkeypatch: pytest.Mo
     monkeypatch.setattr(localization, "LOCALIZE_OWN_TESTS_FIRST", False)
     by_words = localize_all(corpus, task, None)[1]  # without the rule: the test with the task's words
     assert by_words[0]["file"] == "flag_int_test.go"
+
+
+def test_reasons_leave_out_short_numbers_when_words_matched() -> None:
+    """`lexical: 0, 1, Uint` quoted the digits of "0x1F" (urfave/cli, session 36); a number says something only
+    when nothing else matched."""
+    corpus = build_chunk_corpus(
+        ["flag_uint.go", "limits.go"], ["uintValue.Set", "limits"], ["method", "variable"], [1, 1], [9, 9],
+        ["func (u *uintValue) Set(s string) error { v, err := strconv.ParseUint(s, 0, 64); u.n = 1 }",
+         "var limits = []int{0, 1, 2}"],
+        None, roles=["code", "code"],
+    )  # fmt: skip
+    reasons = {s["symbol"]: s["reasons"] for s in localize(corpus, "Uint flags should accept 0 or 1", None)}
+    assert "lexical: Uint, flags" in reasons["uintValue.Set"]
+    assert "lexical: 0, 1" in reasons["limits"]  # only numbers matched: they are the reason

@@ -764,7 +764,11 @@ def _reasons(
 ) -> list[str]:
     reasons = [f"file rank {file_rank}"]
     terms = matched_terms(corpus.bm25, doc, list(task.terms))
-    words = list(dict.fromkeys(task.words.get(t, t) for t in terms))[:MAX_REASON_TERMS]
+    words = list(dict.fromkeys(task.words.get(t, t) for t in terms))
+    # a number of one or two digits (`0` of "0x1F", `3` of "v3") says nothing about why a chunk matched, when
+    # words of the task matched too (new-user runs on urfave/cli and rich, session 36)
+    words = [w for w in words if not (w.isdigit() and len(w) <= 2)] or words
+    words = words[:MAX_REASON_TERMS]
     if words:
         reasons.append("lexical: " + ", ".join(words))
     if workflow_terms:
