@@ -102,6 +102,12 @@ class _CountingEmbedder:
         self.info = type("Info", (), {"model_digest": digest})()
         self.calls: list[str] = []
 
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        return np.stack(
+            [np.random.default_rng(sum(t.encode())).standard_normal(4).astype(np.float32) for t in texts]
+        )
+
     def embed_with_states(self, text: str) -> tuple[np.ndarray, TokenStates]:
         self.calls.append(text)
         rng = np.random.default_rng(sum(text.encode()))
@@ -136,6 +142,42 @@ def test_graphd_builds_the_roots_vectors_and_token_states_once_per_model_and_tex
     held = service.late_index_bytes()
     service.forget_all()  # graphd going dormant keeps them: rebuilding costs model time on waking
     assert service.late_index_bytes() == held > 0
+
+
+def test_a_large_graphs_root_vectors_are_kept_in_the_content_store_across_graphd_starts(
+    tmp_path: Path,
+) -> None:
+    """A graph of 3,000 workflows took two minutes on the first `prepare` after every graphd start (a new
+    user's graph, session 36). Without late interaction (more than LATE_MAX_ROOTS roots) the vectors are plain,
+    so the content store keeps them, and a graphd started later embeds nothing; a small graph's are not
+    stored (its token states are not)."""
+    from types import SimpleNamespace
+
+    from lamina.constants import LATE_MAX_ROOTS
+    from lamina.index.cas import ContentStore
+    from lamina.retrieval.service import RetrievalService
+
+    texts = tuple((f"facet {n}", f"root document {n}") for n in range(LATE_MAX_ROOTS + 1))
+    first_model = _CountingEmbedder("sel")
+    first = RetrievalService(None, None, threads=1, store_dir=tmp_path)  # type: ignore[arg-type]
+    built = first._root_vectors_of(SimpleNamespace(root_texts=texts), first_model)  # type: ignore[arg-type]
+    assert built is not None and built.late is None and len(first_model.calls) == 2 * len(texts)
+    later_model = _CountingEmbedder("sel")  # graphd started again: a new service, the same store
+    later = RetrievalService(None, None, threads=1, store_dir=tmp_path)  # type: ignore[arg-type]
+    again = later._root_vectors_of(SimpleNamespace(root_texts=texts), later_model)  # type: ignore[arg-type]
+    assert again is not None and later_model.calls == []
+    assert (
+        np.array_equal(again.matrix, built.matrix) and again.facets is not None and built.facets is not None
+    )
+    assert np.array_equal(again.facets.matrix, built.facets.matrix)
+
+    def stored() -> int:
+        return int(ContentStore(tmp_path).db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    assert stored() == 2 * len(texts)
+    small = (("refund order",), ("ship order",))
+    later._root_vectors_of(SimpleNamespace(root_texts=small), later_model)  # type: ignore[arg-type]
+    assert later_model.calls and stored() == 2 * len(texts)  # the small graph ran the model, stored nothing
 
 
 def test_graphd_warms_the_root_vectors_after_a_build_only_when_a_model_is_loaded(

@@ -133,7 +133,11 @@ class GraphDaemon:
         from lamina.retrieval.service import RetrievalService
 
         self.retrieval = RetrievalService(
-            self.product, self.index, threads=configured_threads(ws.root), git_dir=ws.common_dir
+            self.product,
+            self.index,
+            threads=configured_threads(ws.root),
+            git_dir=ws.common_dir,
+            store_dir=ws.store_dir,
         )
         self.builds = BuildHost(ws.data_dir, self.retrieval.embedder_for)
         # Every request of the table (lamina/graphd/requests.py) by its handler method.

@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, overload
@@ -383,10 +383,17 @@ def indexed_head(manifest: dict[str, Any]) -> str:
 
 class RetrievalService:
     def __init__(
-        self, product: ProductReader, index: IndexReader, threads: int, git_dir: Path | None = None
+        self,
+        product: ProductReader,
+        index: IndexReader,
+        threads: int,
+        git_dir: Path | None = None,
+        store_dir: Path | None = None,
     ) -> None:
         self.product = product
         self.index = index
+        # the content store: a large graph's root vectors are kept there across graphd's restarts
+        self.store_dir = store_dir
         self.git_dir = git_dir  # the repository's common git dir: what commits a task names changed
         self.scope_history = ScopeHistory(git_dir)
         # identity -> the ranking state of its current generation, most recently used last. Keyed by
@@ -591,13 +598,42 @@ class RetrievalService:
         key = (embedder.info.model_digest, state.root_texts)
         with self._root_vectors_lock:
             if key not in self._root_vectors:
+                if self.store_dir is not None and not late.applies(len(state.root_texts)):
+                    vector_of = self._stored_vectors(state.root_texts, embedder)
+                else:
+                    vector_of = lambda text: embedder.embed([text])[0]  # noqa: E731
                 self._root_vectors[key] = root_vectors(
-                    state.root_texts, lambda text: embedder.embed([text])[0], embedder.embed_with_states
+                    state.root_texts, vector_of, embedder.embed_with_states
                 )
                 while len(self._root_vectors) > WARM_GENERATIONS:
                     self._root_vectors.popitem(last=False)
             self._root_vectors.move_to_end(key)
             return self._root_vectors[key]
+
+    def _stored_vectors(
+        self, root_texts: Sequence[Sequence[str]], embedder: Any
+    ) -> Callable[[str], np.ndarray]:
+        """The selection model's vector of each root text, from the content store where an earlier graphd put
+        it, else computed (one text per call) and put there: a graph of 3,000 workflows took two minutes on the
+        first `prepare` after every graphd start (a new user's graph, session 36). Only for graphs without
+        late interaction, whose token states are not stored; those have at most LATE_MAX_ROOTS roots."""
+        from lamina.index.cas import ContentStore
+        from lamina.index.membership import embedding_key, text_digest
+
+        assert self.store_dir is not None
+        texts = list(dict.fromkeys(text for texts in root_texts for text in texts))
+        keys = {text: embedding_key(embedder.info.model_digest, text_digest(text)) for text in texts}
+        store = ContentStore(self.store_dir)
+        try:
+            known = store.embeddings(list(keys.values()))
+            missing = [text for text in texts if keys[text] not in known]
+            if missing:
+                vectors = np.vstack([embedder.embed([text])[0] for text in missing]).astype(np.float32)
+                store.put_embeddings([keys[text] for text in missing], vectors)
+                known.update(zip((keys[text] for text in missing), vectors, strict=True))
+        finally:
+            store.close()
+        return lambda text: known[keys[text]]
 
     @staticmethod
     def _intent_vectors(task: str, qvec: np.ndarray, embedder: Any) -> dict[str, np.ndarray]:
