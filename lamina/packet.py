@@ -181,19 +181,27 @@ def render_packet(packet: dict[str, Any]) -> str:
         lines.append(f"  {note}")
     if not packet["sources"]:
         lines.append("  (none)")
-    for s in packet["sources"]:
-        where = f"{s['start_line']}-{s['end_line']}"
-        if "symbol_start_line" in s:  # a long symbol: its lines, then the part that matched best
-            where = f"{s['symbol_start_line']}-{s['symbol_end_line']} (best part {where})"
-        lines.append(
-            f"  {s['file']}:{where}  {s['symbol']} ({s['kind']})  "
-            f"file score {s['score']:.4f}  {'; '.join(s['reasons'])}"  # the file's, shared by its entries
-        )
+    lines.extend(f"  {source_line(s)}" for s in packet["sources"])
     if packet.get("related"):
         lines.append("Related tests and docs (untrusted data):")
-        for r in packet["related"]:
-            lines.append(
-                f"  {r['file']}:{r['start_line']}-{r['end_line']}  {r['symbol']} ({r['role']})  "
-                f"for {r['for']['file']} {r['for']['symbol']}"
-            )
+        lines.extend(f"  {related_line(r)}" for r in packet["related"])
     return "\n".join(lines)
+
+
+def source_line(s: dict[str, Any]) -> str:
+    """One source as the text packet and `context search` show it: a long symbol's own lines, then the part
+    that matched best (search showed only the part, and no kind: a new-user run on rich, session 36)."""
+    where = f"{s['start_line']}-{s['end_line']}"
+    if "symbol_start_line" in s:
+        where = f"{s['symbol_start_line']}-{s['symbol_end_line']} (best part {where})"
+    return (
+        f"{s['file']}:{where}  {s['symbol']} ({s['kind']})  "
+        f"file score {s['score']:.4f}  {'; '.join(s['reasons'])}"  # the file's score, shared by its entries
+    )
+
+
+def related_line(r: dict[str, Any]) -> str:
+    return (
+        f"{r['file']}:{r['start_line']}-{r['end_line']}  {r['symbol']} ({r['role']})  "
+        f"for {r['for']['file']} {r['for']['symbol']}"
+    )

@@ -257,6 +257,9 @@ def test_a_task_whose_words_no_file_has_says_its_sources_are_by_meaning_alone(sh
     )  # the file's, not the symbol's
     search = run_lamina("context", "search", "capture zorblax", cwd=shop)
     assert search.stdout.startswith("Not in any indexed file: zorblax.")
+    # search shows a source as the packet does: its kind and file score (it showed neither: rich, session 36)
+    found = [line for line in search.stdout.splitlines()[1:] if "file rank" in line]
+    assert found and all(") " in line and " file score " in line for line in found), search.stdout
     common = run_lamina("context", "search", "the of and", cwd=shop)
     assert common.stdout.startswith("The task has no word specific enough to match")
 

@@ -271,17 +271,13 @@ def _limit(value: str) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from lamina.packet import unknown_words_note
+    from lamina.packet import related_line, source_line, unknown_words_note
 
     result = search_sources(args.text, args.ranker, limit=args.limit, quiet=getattr(args, "quiet", False))
     note = unknown_words_note(result["retrieval"])
+    related = [f"related: {related_line(r)}" for r in result.get("related", [])]
     human = (note + "\n" if note else "") + (
-        "\n".join(
-            f"{s['file']}:{s['start_line']}-{s['end_line']}  {s['symbol']}  {s['score']:.4f}  "
-            f"{'; '.join(s['reasons'])}"
-            for s in result["sources"]
-        )
-        or "(no sources)"
+        "\n".join([*(source_line(s) for s in result["sources"]), *related]) or "(no sources)"
     )
     emit(args, result, human)
     return 0
