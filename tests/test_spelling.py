@@ -30,7 +30,7 @@ def _index(counts: list[int] | None = None):
 
 def test_a_word_one_edit_from_an_indexed_term_is_read_as_it() -> None:
     said = {"sugestion": "sugestion", "comand": "comand", "timestmap": "timestmap"}
-    assert read_as(["sugestion", "comand", "timestmap"], said, _index()) == {
+    assert read_as(["sugestion", "comand", "timestmap"], said, _index) == {
         "sugestion": "suggestion",  # a letter left out
         "comand": "command",
         "timestmap": "timestamp",  # two neighbours swapped: one edit
@@ -46,16 +46,16 @@ def test_english_words_identifiers_compounds_and_short_words_are_not_respelt() -
         "asynccomand": "asyncComand",  # an identifier the code does not have yet
         "commandz": "command-z",  # a compound
     }
-    found = read_as(list(said), said, _index())
+    found = read_as(list(said), said, _index)
     assert found == {"rendr": "render"}
 
 
 def test_of_two_indexed_words_one_edit_away_the_one_in_more_chunks_wins() -> None:
     counts = [3] * len(VOCABULARY)
     said = {"renderz": "renderz"}
-    assert read_as(["renderz"], said, _index(counts)) == {"renderz": "render"}  # a tie: the smaller term
+    assert read_as(["renderz"], said, lambda: _index(counts)) == {"renderz": "render"}  # a tie: the smaller
     counts[VOCABULARY.index("renders")] = 9
-    assert read_as(["renderz"], said, _index(counts)) == {"renderz": "renders"}
+    assert read_as(["renderz"], said, lambda: _index(counts)) == {"renderz": "renders"}
 
 
 def test_the_english_words_come_from_the_selection_models_vocabulary() -> None:
@@ -86,3 +86,15 @@ def test_a_task_with_typos_finds_the_file_its_words_name_and_says_how_it_read_th
     assert unknown_words_note(coverage) == (
         "Not in any indexed file: sugestion (read as suggestion), mistyped, shown."
     )
+
+
+def test_the_index_is_built_only_when_a_word_could_be_mistyped() -> None:
+    asked: list[int] = []
+
+    def index_of():
+        asked.append(1)
+        return _index()
+
+    assert read_as(["asyncclient", "ab12c", "rend"], {"asyncclient": "asyncClient"}, index_of) == {}
+    assert asked == []  # an identifier, a word with digits, a short word: nothing to read
+    assert read_as(["sugestion"], {}, index_of) == {"sugestion": "suggestion"} and asked == [1]

@@ -446,7 +446,7 @@ def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
     task = read_task(query)
     vocabulary = corpus.bm25.vocabulary
     unknown = [t for t in task.terms if t not in vocabulary]
-    misspelt = read_as(unknown, task.words, corpus.spelling()) if unknown and LOCALIZE_READ_MISSPELT else {}
+    misspelt = read_as(unknown, task.words, corpus.spelling) if unknown and LOCALIZE_READ_MISSPELT else {}
     return {
         "unknown_words": list(dict.fromkeys(task.words.get(t, t) for t in unknown)),
         "known_terms": len(task.terms) - len(unknown),
@@ -461,7 +461,7 @@ def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE
     if not read_misspelt:
         return task
     unknown = [t for t in task.terms if t not in corpus.bm25.vocabulary]
-    misspelt = read_as(unknown, task.words, corpus.spelling()) if unknown else {}
+    misspelt = read_as(unknown, task.words, corpus.spelling) if unknown else {}
     if not misspelt:
         return task
     words = dict(task.words)
