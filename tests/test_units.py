@@ -219,6 +219,31 @@ def test_graph_check_reports_every_problem_as_json(tmp_path: Path) -> None:
     assert "Bad Id" in message and "ghost" in message and "name" in message
 
 
+def test_graph_check_of_one_file_checks_it_with_the_rest_of_the_graph(tmp_path: Path) -> None:
+    """`graph check product/b.toml` checked that file alone: every id it refers to in other files was "not
+    declared" (a new user's graph, session 36). Named files of the configured graph are checked with the rest
+    of it, and only their own problems are reported."""
+    from tests.helpers import make_repo
+
+    actors = '[[actor]]\nid = "customer"\nname = "Customer"\n'
+    persona = '[[persona]]\nid = "shopper"\nname = "Shopper"\nactor = "customer"\n'
+    broken = '[[persona]]\nid = "ghostly"\nname = "G"\nactor = "ghost"\n'
+    repo = make_repo(
+        tmp_path / "r",
+        {"product/a.toml": actors, "product/b.toml": persona, "product/c.toml": broken},
+    )  # fmt: skip
+    one = run_lamina("graph", "check", "product/b.toml", cwd=repo)
+    assert one.returncode == 0, one.stdout + one.stderr
+    assert "checked with the rest of the product graph, which has problems in other files" in one.stdout
+    bad = run_lamina("graph", "check", "product/c.toml", "--json", cwd=repo)
+    assert bad.returncode == ERROR_CODES["LAMINA_GRAPH_INVALID"][0]
+    message = json.loads(bad.stdout)["error"]["message"]
+    assert "product/c.toml" in message and "'ghost'" in message and "product/b.toml" not in message
+    (repo / "product/c.toml").unlink()
+    fine = json.loads(run_lamina("graph", "check", "product/b.toml", "--json", cwd=repo).stdout)
+    assert fine["valid"] and fine["files"] == ["product/b.toml"] and fine["roots"] == 0
+
+
 def test_init_and_graph_check_say_when_no_graph_file_matches(tmp_path: Path) -> None:
     """A repository without a product graph: `init` and `graph check` succeed (sources still work) but say
     that [graph].paths matched nothing, so a mistyped glob does not pass for an empty graph; once a graph
