@@ -637,10 +637,12 @@ def test_an_interrupted_rebuild_leaves_the_index_as_it_was(repo: Path) -> None:
     st = status(repo)  # the client returned only once graphd had stopped the build
     assert st["generation"] == first and st["state"] != "missing"
     assert (st["last_failure"] or {}).get("code") == "LAMINA_INTERRUPTED", st["last_failure"]
+    assert st["last_failure_resolved"] is False
     assert 0 < done_before_resume < 12 * 41
     searched = run_lamina("context", "search", "bulk", "--json", cwd=repo)
     assert searched.returncode == 0, searched.stdout + searched.stderr
     assert status(repo)["last_build"]["chunks_embedded"] == 12 * 41 - done_before_resume
+    assert status(repo)["last_failure_resolved"] is True  # for an agent reading --json or MCP
     human = run_lamina("context", "status", cwd=repo).stdout  # the failure is history now, and says so
     assert "last failure: LAMINA_INTERRUPTED" in human and "(a build has succeeded since)" in human
 

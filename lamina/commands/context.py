@@ -60,6 +60,9 @@ def context_status(progress: Any = None) -> dict[str, Any]:
         "source_chunks": counts.get("chunk", 0),
         "last_failure": last_failure,
         "last_build": (last_build := read_json(ctx.build_dir / LAST_BUILD_FILE)),
+        # a build succeeded after the last failure: history, not a problem now (an agent took an interrupted
+        # build that had since been resumed for a broken index: an integrator's run, session 36)
+        "last_failure_resolved": _failure_is_history(last_failure, last_build or {}),
         "embeddings": embedding_sources(last_build),
         "store": str(ctx.ws.store_dir),
         "data_dir": str(ctx.ws.data_dir),
