@@ -96,7 +96,7 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
     ),
     (
         24,
-        "Vue and Svelte <script> blocks, shell, Lua, Elixir and Dart are chunked into symbols (they were line"
+        "Vue and Svelte <script> blocks, shell, Lua, Elixir, Dart and Objective-C are chunked into symbols (they were line"
         " windows); x_test.dart, x_spec.lua, *.bats and Flutter's integration_test/ are tests; Dart's generated"
         " suffixes (.freezed.dart, .pb.dart, …) and generated/ folders generated; mix.exs, .formatter.exs and"
         " *.rockspec config; a comment saying a file is auto-generated skips it (rich's width tables); a test"

@@ -39,6 +39,8 @@ def module_lines(chunks: list[Chunk]) -> str:
         ("lib/ecto/changeset.ex", "elixir"),
         ("test/ecto/changeset_test.exs", "elixir"),
         ("lib/src/client.dart", "dart"),
+        ("AFNetworking/AFHTTPSessionManager.m", "objc"),
+        ("Sources/Bridge.mm", "objc"),
     ],
 )
 def test_language_by_suffix(path: str, language: str) -> None:
@@ -454,3 +456,53 @@ def test_lua_functions_in_a_table_constructor_are_named_by_their_keys() -> None:
         """
     )
     assert named(chunk_file("lua/trouble/config/actions.lua", text)) == [("M.refresh", "method", 2, 5)]
+
+
+def test_objective_c_classes_categories_protocols_and_selectors() -> None:
+    """AFNetworking (schema 24): a method is named by its selector, a category's methods are its class's, a
+    protocol's declarations are lines of it, and a C function is a function."""
+    text = source(
+        """
+        #import "Foo.h"
+
+        @interface Foo ()
+        @property (nonatomic) int count;
+        @end
+
+        @implementation Foo
+
+        /// Starts it.
+        - (void)startWithName:(NSString *)name options:(int)opts {
+            self.count = opts;
+        }
+
+        + (instancetype)sharedFoo {
+            return nil;
+        }
+
+        @end
+
+        static void helper(int x) {
+            printf("%d", x);
+        }
+
+        @implementation Foo (Networking)
+        - (void)fetch {
+        }
+        @end
+
+        @protocol FooDelegate <NSObject>
+        - (void)fooDidFinish:(Foo *)foo;
+        @end
+        """
+    )
+    assert named(chunk_file("Sources/Foo.m", text)) == [
+        ("Foo", "class", 3, 5),
+        ("Foo", "class", 7, 18),
+        ("Foo.startWithName:options:", "method", 9, 12),
+        ("Foo.sharedFoo", "method", 14, 16),
+        ("helper", "function", 20, 22),
+        ("Foo", "class", 24, 27),
+        ("Foo.fetch", "method", 25, 26),
+        ("FooDelegate", "interface", 29, 31),
+    ]

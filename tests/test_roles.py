@@ -149,6 +149,9 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("libexec/rbenv-init", "code"),
         ("tests/roots/test-root/index.rst", "data"),  # a test's documents are its data
         ("tests/README.md", "docs"),
+        ("Tests/Tests/AFHTTPSessionManagerTests.m", "test"),
+        ("Sources/SDWebImageTest.m", "test"),
+        ("AFNetworking/AFHTTPSessionManager.m", "code"),
         ("integration_test/app_test.dart", "test"),
         ("lib/src/user.freezed.dart", "generated"),
         ("lib/src/messages.pb.dart", "generated"),

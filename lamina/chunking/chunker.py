@@ -726,6 +726,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return _elixir_symbol(node)
     if code.grammar == "dart":
         return _dart_symbol(node)
+    if code.grammar == "objc" and t != "function_definition":
+        return _objc_symbol(node)
     if code.grammar == "lua" and t == "assignment_statement":
         return _lua_assignment(node)
     if code.grammar == "lua" and t == "function_call":
@@ -757,7 +759,7 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         if not _is_function_value(node.child_by_field_name("value")):
             return None
         name_node = node.child_by_field_name("property") or node.child_by_field_name("name")
-    elif t == "function_definition" and code.grammar in ("c", "cpp"):  # name: end of a declarator chain
+    elif t == "function_definition" and code.grammar in ("c", "cpp", "objc"):  # the end of a declarator chain
         if node.child_by_field_name("body") is None:
             return None  # `Foo(const Foo&) = delete;`, `= default;`: a declaration, no code
         name_node = _c_declarator_name(node)
@@ -1029,6 +1031,21 @@ def _elixir_symbol(node: Node) -> tuple[str, int, str | None] | None:
         title = _SPACE.sub(" ", _text(first).strip('"')).strip()
         return (title, first.start_point.row, "function") if title else None
     return None
+
+
+def _objc_symbol(node: Node) -> tuple[str, int, str | None] | None:
+    """An Objective-C class (`@interface Foo`, `@implementation Foo`, a category `Foo (Networking)` is Foo's),
+    protocol, or method named by its selector: `- (void)startWithName:(NSString *)name options:(int)opts`
+    is `startWithName:options:`, `+ (instancetype)sharedFoo` is `sharedFoo`."""
+    if node.type != "method_definition":
+        named = next((c for c in node.children if c.type == "identifier"), None)
+        return (_text(named), named.start_point.row, None) if named is not None else None
+    keywords = [c for c in node.children if c.type == "identifier"]
+    if not keywords:
+        return None
+    takes = any(c.type == "method_parameter" for c in node.children)
+    name = "".join(f"{_text(k)}:" for k in keywords) if takes else _text(keywords[0])
+    return name, keywords[0].start_point.row, None
 
 
 def _in_protocol(node: Node) -> bool:

@@ -229,6 +229,19 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
         },
         leading=frozenset({"comment", "block_comment"}),
     ),
+    # Objective-C: classes by their @interface/@implementation (a category's methods are its class's), protocols,
+    # methods named by their selector (`Foo.startWithName:options:`), and C functions (chunker._objc_symbol)
+    "objc": CodeLanguage(
+        grammar="objc",
+        symbols={
+            "class_implementation": _CLASS,
+            "class_interface": _CLASS,
+            "protocol_declaration": SymbolRule("interface", LEAF),
+            "method_definition": _F,
+            "function_definition": _F,
+        },
+        wrappers=frozenset({"implementation_definition"}),
+    ),
     # Single-file components: the `<script>` blocks are read as TypeScript (which reads their JavaScript
     # too) in place, the template and styles are the file's `<module>` lines (chunker._script_blocks).
     "vue": CodeLanguage(grammar="typescript", symbols=_TS_SYMBOLS, wrappers=_JS_WRAPPERS),
@@ -315,6 +328,8 @@ _BY_SUFFIX = {
     ".swift": "swift",
     ".scala": "scala",
     ".sc": "scala",
+    ".m": "objc",
+    ".mm": "objc",
     ".vue": "vue",
     ".svelte": "svelte",
     ".sh": "bash",

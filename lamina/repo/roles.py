@@ -110,7 +110,7 @@ TEST_DIR_SUFFIXES = (
 TEST_NAMES = re.compile(
     r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|"
     r"_spec\.(rb|lua)$|\.bats$|"
-    r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php)$|[a-z0-9]Suite\.scala$|"
+    r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php|m|mm)$|[a-z0-9]Suite\.scala$|"
     r"^Test[A-Z].*\.(java|kt|cs)$",
 )
 DJANGO_MIGRATION = re.compile(r"^\d{4}_\w+\.py$")  # app/migrations/0002_auto_20160226_1747.py
