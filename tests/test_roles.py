@@ -150,6 +150,21 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("tests/roots/test-root/index.rst", "data"),  # a test's documents are its data
         ("tests/README.md", "docs"),
         ("Tests/Tests/AFHTTPSessionManagerTests.m", "test"),
+        # Spring and .NET (session 36): a package named samples or example inside a main source set is code;
+        # a samples/ module around one stays docs
+        ("src/main/java/org/springframework/samples/petclinic/owner/OwnerController.java", "code"),
+        ("src/main/java/com/example/demo/GreetingController.java", "code"),
+        ("samples/crawler/src/main/java/okhttp3/sample/Crawler.java", "docs"),
+        ("src/WebApp/Pages/CartPage.razor", "code"),
+        ("src/WebApp/Views/Home/Index.cshtml", "code"),
+        ("src/ClientApp/MainPage.xaml", "code"),
+        ("src/Ordering.Infrastructure/Migrations/20240106121712_UseEnumForOrderStatus.cs", "generated"),
+        ("src/Web/Web.csproj", "config"),
+        ("Directory.Packages.props", "config"),
+        ("eShop.slnx", "config"),
+        ("mvnw.cmd", "config"),
+        ("src/test/jmeter/petclinic_test_plan.jmx", "data"),
+        ("src/Ordering.FunctionalTests/Setup/Fixture.cs", "test"),
         ("Sources/SDWebImageTest.m", "test"),
         ("AFNetworking/AFHTTPSessionManager.m", "code"),
         ("integration_test/app_test.dart", "test"),

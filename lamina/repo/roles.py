@@ -35,6 +35,7 @@ CODE_SUFFIXES = frozenset(
     .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .ipp .cs .fs .rb .rake .gemspec .php .swift .m .mm .lua .pl .pm
     .r .jl .ex .exs .erl .hs .ml .clj .dart .zig .nim .sh .bash .zsh .ps1 .sql .proto .graphql .gql
     .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less .y .yy .l .ll .ru .astro .eex .heex .leex
+    .razor .cshtml .xaml
     """.split()
 )  # .y/.yy and .l/.ll: yacc/bison grammars and lex/flex scanners (their generated C is skipped); .ru: rackup
 DOCS_SUFFIXES = frozenset(
@@ -43,11 +44,11 @@ DOCS_SUFFIXES = frozenset(
 CONFIG_SUFFIXES = frozenset(
     """
     .toml .yaml .yml .json .jsonc .json5 .ini .cfg .conf .properties .xml .gradle .editorconfig .env .cmake
-    .mk .m4
+    .mk .m4 .csproj .fsproj .vbproj .props .targets .sln .slnx .slnf .nuspec
     """.split()
 )
 DATA_SUFFIXES = frozenset(
-    ".csv .tsv .svg .png .jpg .jpeg .gif .ico .webp .pdf .snap .golden .po .pot .mo .dat .bin .wasm".split()
+    ".csv .tsv .svg .png .jpg .jpeg .gif .ico .webp .pdf .snap .golden .po .pot .mo .dat .bin .wasm .jmx".split()
 )
 # Names without a telling suffix.
 DOCS_NAMES = re.compile(
@@ -63,7 +64,7 @@ CONFIG_NAMES = frozenset(
     .editorconfig .flake8 .pylintrc .coveragerc go.mod go.work setup.py conftest.py noxfile.py tox.ini
     manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
     makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc build.mill mill package.swift gradlew gradlew.bat mvnw
-    fastfile appfile podfile cartfile mix.exs .formatter.exs .luacheckrc .busted
+    fastfile appfile podfile cartfile mix.exs .formatter.exs .luacheckrc .busted mvnw.cmd nuget.config
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
@@ -101,6 +102,8 @@ TEST_DIR_SUFFIXES = (
     ".unittests",
     ".integrationtests",
     ".fuzztests",
+    ".functionaltests",
+    ".acceptancetests",
     ".specs",
     ".benchmarks",
 )
@@ -114,6 +117,7 @@ TEST_NAMES = re.compile(
     r"^Test[A-Z].*\.(java|kt|cs)$",
 )
 DJANGO_MIGRATION = re.compile(r"^\d{4}_\w+\.py$")  # app/migrations/0002_auto_20160226_1747.py
+EF_MIGRATION = re.compile(r"^\d{14}_\w+\.cs$")  # Migrations/20240106121712_UseEnumForOrderStatus.cs (EF Core)
 # Build scripts named by a suffix a code file has too: Gradle's Kotlin scripts, SwiftPM's per-version
 # manifests (Package@swift-6.0.swift).
 CONFIG_NAME_PATTERNS = re.compile(
@@ -151,6 +155,8 @@ def conventional_role(path: str) -> str:
     # makemigrations' output: history, never what a task changes (DRF's migrations took source slots)
     if folders and folders[-1] == "migrations" and DJANGO_MIGRATION.match(name):
         return GENERATED
+    if folders and folders[-1] == "migrations" and EF_MIGRATION.match(name):
+        return GENERATED  # history `dotnet ef` wrote; a change adds a migration, never edits one (eShop)
     if any(f in DATA_DIRS for f in folders):
         return DATA
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
@@ -185,7 +191,10 @@ def conventional_role(path: str) -> str:
         return DATA if data_like or suffix in DOCS_SUFFIXES else TEST  # sphinx's tests/roots/**/*.rst: data
     if DOCS_NAMES.match(name) and not code_like or suffix in DOCS_SUFFIXES:
         return DOCS  # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo)
-    if any(f in DOCS_DIRS or f.endswith(".docc") for f in folders):  # a DocC catalog's tutorial code
+    # a DocC catalog's tutorial code. Only the folders above a main source set: a package named `samples` or
+    # `example` inside one is code (Spring's org/springframework/samples/petclinic and Initializr's
+    # com/example/demo were all docs, session 36), a samples/ module around one (okhttp's) is not
+    if any(f in DOCS_DIRS or f.endswith(".docc") for f in folders[: _main_source_root(pure.parts[:-1])]):
         return DOCS
     if code_like:
         return CODE
@@ -203,6 +212,14 @@ def _source_sets(folders: Sequence[str]) -> list[str]:
 def _main_source_set(folders: Sequence[str]) -> bool:
     """Maven/Gradle production code: src/main/…, src/jvmMain/…, src/commonMain/…"""
     return any(b == "main" or _SOURCE_SET_MAIN.match(b) is not None for b in _source_sets(folders))
+
+
+def _main_source_root(folders: Sequence[str]) -> int:
+    """How many folders lie above the first main source set's `src/` (all of them when there is none)."""
+    for i, (a, b) in enumerate(zip(folders, folders[1:], strict=False)):
+        if a.lower() == "src" and (b == "main" or _SOURCE_SET_MAIN.match(b) is not None):
+            return i
+    return len(folders)
 
 
 def _java_test_tree(folders: Sequence[str]) -> bool:

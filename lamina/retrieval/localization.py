@@ -450,8 +450,22 @@ def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
     return {
         "unknown_words": list(dict.fromkeys(task.words.get(t, t) for t in unknown)),
         "known_terms": len(task.terms) - len(unknown),
-        "read_as": {task.words.get(t, t): term for t, term in misspelt.items()},
+        "read_as": {task.words.get(t, t): _surface(corpus, term) for t, term in misspelt.items()},
     }
+
+
+def _surface(corpus: ChunkCorpus, term: str) -> str:
+    """An indexed word whose term is `term`, as a name or path of the code writes it (`configured`, not the
+    term `configur`: a reason showed "Titel (as titl)"); the term itself when no name or path has it."""
+    column = corpus.bm25.vocabulary.get(term)
+    if column is not None:
+        m = corpus.bm25.weights
+        for doc in m.indices[m.indptr[column] : m.indptr[column] + 50].tolist():
+            for word in split_words(f"{corpus.symbols[doc]} {corpus.paths[doc]}"):
+                for part, said in word_term_texts(word):
+                    if part == term:
+                        return said.lower()
+    return term
 
 
 def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE_READ_MISSPELT) -> TaskQuery:
@@ -466,7 +480,7 @@ def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE
         return task
     words = dict(task.words)
     for typo, term in misspelt.items():
-        words.setdefault(term, f"{task.words.get(typo, typo)} (as {term})")
+        words.setdefault(term, f"{task.words.get(typo, typo)} (as {_surface(corpus, term)})")
     terms = tuple(dict.fromkeys(misspelt.get(t, t) for t in task.terms))
     return replace(task, terms=terms, words=words)
 

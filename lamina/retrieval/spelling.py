@@ -64,7 +64,10 @@ def read_as(
     words = {
         term: said.get(term, term)
         for term in unknown
-        if len(term) >= SPELLING_MIN_CHARS and term.isalpha() and said.get(term, term).isalpha()
+        if len(term) >= SPELLING_MIN_CHARS
+        and len(said.get(term, term)) >= SPELLING_MIN_CHARS  # "Groß" folds to the 5-letter `gross`
+        and term.isalpha()
+        and said.get(term, term).isalpha()
     }  # not a compound, a path or a number
     words = {t: w for t, w in words.items() if w[1:] == w[1:].lower()}  # not an identifier (`asyncClient`)
     if not words:
