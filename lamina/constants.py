@@ -101,10 +101,12 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         " suffixes (.freezed.dart, .pb.dart, …) and generated/ folders generated; mix.exs, .formatter.exs and"
         " *.rockspec config; a comment saying a file is auto-generated skips it (rich's width tables); a test"
         " folder's JSON/XML/YAML and documents are data; Dart/Elixir lib/ is code; it/ a test folder only as"
-        " src/it/; suffixless programs in bin/ scripts/ are code",
+        " src/it/; suffixless programs in bin/ scripts/ are code; C# namespaces no longer qualify names; a samples"
+        " package inside a main source set is code; Razor/XAML code, EF migrations generated, .NET build files config",
     ),
 )
-CHUNKER_VERSION = 6  # part of every chunk cache key: bump when chunk boundaries change (6: a C# property,
+CHUNKER_VERSION = 7  # part of every chunk cache key: bump when chunk boundaries or names change (7: C#
+# namespaces no longer qualify names, as Java's packages do not; new languages key by their own name. 6: a C# property,
 # indexer, event with accessors, operator or conversion operator with code, DECLARATION_MIN_LINES lines or more
 # from its name, is a symbol; its class chunk keeps only its first line. 5: a C/C++/C# file with parse errors is
 # read through the first branch of each `#if` group when that reads it better; a top-level JS/TS `const x =

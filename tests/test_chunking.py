@@ -341,7 +341,10 @@ def test_cpp() -> None:
     assert (cart.start_line, cart.end_line) == (4, 11)  # the template line belongs to the class
 
 
-def test_csharp_block_and_file_scoped_namespaces() -> None:
+def test_csharp_namespaces_are_searched_but_qualify_nothing() -> None:
+    """Block and file-scoped namespaces hold the declarations but are not part of their names (session 36, as
+    Java's packages are not): they mirror the folders, and `CleanArchitecture.Application.TodoItems.Commands…`
+    repeated them in every name and every reason."""
     block = """
     namespace Shop.Core {
       public class Cart {
@@ -355,11 +358,11 @@ def test_csharp_block_and_file_scoped_namespaces() -> None:
     """
     assert symbols(chunks_of("Cart.cs", block)) == {
         "<module>": "module",
-        "Shop.Core.Cart": "class",
-        "Shop.Core.Cart.Add": "method",
-        "Shop.Core.IStore": "interface",
-        "Shop.Core.Point": "struct",
-        "Shop.Core.Status": "enum",
+        "Cart": "class",
+        "Cart.Add": "method",
+        "IStore": "interface",
+        "Point": "struct",
+        "Status": "enum",
     }
     file_scoped = """
     namespace Shop.Core;
@@ -370,8 +373,8 @@ def test_csharp_block_and_file_scoped_namespaces() -> None:
     """
     assert symbols(chunks_of("Cart.cs", file_scoped)) == {
         "<module>": "module",
-        "Shop.Core.Cart": "class",
-        "Shop.Core.Cart.Add": "method",
+        "Cart": "class",
+        "Cart.Add": "method",
     }
 
 

@@ -90,10 +90,10 @@ def test_methods_after_an_else_if_under_if_stay_in_their_class() -> None:
     assert has_error("csharp", ELSE_IF_BRANCH)
     chunks = chunk_file("Src/Wrapper.cs", ELSE_IF_BRANCH)
     assert named(chunks) == [
-        ("Shop.Collections.Wrapper", "class", 3, 48),
-        ("Shop.Collections.Wrapper.this[]", "property", 5, 24),  # an indexer with code, 3+ lines
-        ("Shop.Collections.Wrapper.CopyTo", "method", 26, 42),
-        ("Shop.Collections.Wrapper.Clear", "method", 44, 47),
+        ("Wrapper", "class", 3, 48),
+        ("Wrapper.this[]", "property", 5, 24),  # an indexer with code, 3+ lines
+        ("Wrapper.CopyTo", "method", 26, 42),
+        ("Wrapper.Clear", "method", 44, 47),
     ]
     # The chunk text is the file's: both branches of every group are in it.
     copy_to = next(c for c in chunks if c.symbol.endswith("CopyTo"))
@@ -124,8 +124,8 @@ BASE_LIST_BRANCH = source(
 def test_a_class_whose_base_list_is_under_if_keeps_its_name() -> None:
     assert has_error("csharp", BASE_LIST_BRANCH)
     assert named(chunk_file("Src/Reader.Async.cs", BASE_LIST_BRANCH)) == [
-        ("Shop.Json.Reader", "class", 3, 12),
-        ("Shop.Json.Reader.ReadAsync", "method", 8, 11),
+        ("Reader", "class", 3, 12),
+        ("Reader.ReadAsync", "method", 8, 11),
     ]
 
 
@@ -214,9 +214,9 @@ TWO_HEADERS = source(
 
 def test_a_first_branch_parse_that_loses_a_method_name_is_not_used() -> None:
     assert named(chunk_file("Tests/FixtureBase.cs", TWO_HEADERS)) == [
-        ("Shop.Tests.FixtureBase", "class", 3, 19),
-        ("Shop.Tests.FixtureBase.TestSetup", "method", 8, 13),
-        ("Shop.Tests.FixtureBase.Reset", "method", 15, 18),
+        ("FixtureBase", "class", 3, 19),
+        ("FixtureBase.TestSetup", "method", 8, 13),
+        ("FixtureBase.Reset", "method", 15, 18),
     ]
 
 

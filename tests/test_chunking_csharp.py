@@ -101,15 +101,15 @@ SETTINGS = source(
 def test_long_properties_indexers_events_and_operators_are_symbols() -> None:
     chunks = chunk_file("Src/Json/Settings.cs", SETTINGS)
     assert named(chunks) == [
-        ("Json.Settings", "class", 3, 62),
-        ("Json.Settings.MaxDepth", "property", 15, 30),  # its doc comment and attribute included
-        ("Json.Settings.this[]", "property", 32, 36),
-        ("Json.Settings.Changed", "property", 38, 42),
-        ("Json.Settings.operator+", "method", 46, 49),
-        ("Json.Settings.explicit operator int", "method", 51, 54),
-        ("Json.Settings.Reset", "method", 58, 61),
+        ("Settings", "class", 3, 62),
+        ("Settings.MaxDepth", "property", 15, 30),  # its doc comment and attribute included
+        ("Settings.this[]", "property", 32, 36),
+        ("Settings.Changed", "property", 38, 42),
+        ("Settings.operator+", "method", 46, 49),
+        ("Settings.explicit operator int", "method", 51, 54),
+        ("Settings.Reset", "method", 58, 61),
     ]
-    max_depth = chunk(chunks, "Json.Settings.MaxDepth").text.splitlines()
+    max_depth = chunk(chunks, "Settings.MaxDepth").text.splitlines()
     assert max_depth[0].strip() == "/// <summary>" and max_depth[-1].strip() == "}"
     assert 'throw new ArgumentException("Value must be positive.", nameof(value));' in map(
         str.strip, max_depth
@@ -118,7 +118,7 @@ def test_long_properties_indexers_events_and_operators_are_symbols() -> None:
 
 def test_the_class_chunk_keeps_short_members_whole_and_the_first_line_of_the_others() -> None:
     chunks = chunk_file("Src/Json/Settings.cs", SETTINGS)
-    assert textwrap.dedent(chunk(chunks, "Json.Settings").text) == textwrap.dedent(
+    assert textwrap.dedent(chunk(chunks, "Settings").text) == textwrap.dedent(
         """\
         public class Settings
         {
@@ -152,7 +152,7 @@ def test_the_class_chunk_keeps_short_members_whole_and_the_first_line_of_the_oth
     # Every line is in one chunk, but a member symbol's first line, which is in its class's chunk too.
     source_lines = Counter(line for line in SETTINGS.decode().splitlines() if line.strip())
     chunk_lines = Counter(line for c in chunks for line in c.text.splitlines() if line.strip())
-    heads = Counter(c.text.splitlines()[0] for c in chunks if c.symbol.startswith("Json.Settings."))
+    heads = Counter(c.text.splitlines()[0] for c in chunks if c.symbol.startswith("Settings."))
     heads["        public int? MaxDepth"] += 1  # its chunk starts at its doc comment
     heads["        /// <summary>"] -= 1
     assert chunk_lines == source_lines + heads

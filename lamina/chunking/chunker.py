@@ -489,7 +489,7 @@ def _find_symbols(
         if child.type in code.namespaces and child.child_by_field_name("body") is None:
             # C# `namespace A.B;`: it qualifies the declarations that follow it, its siblings.
             name = _clean_name(_text(child.child_by_field_name("name")))
-            if name and child.type == "file_scoped_namespace_declaration":
+            if name and child.type == "file_scoped_namespace_declaration" and code.namespaces_qualify:
                 scope = (*scope, name)
             continue
         found.extend(_visit(child, code, scope, in_type, lines, depth))
@@ -548,7 +548,7 @@ def _visit(
     if node.type in code.namespaces:
         name = _clean_name(_text(node.child_by_field_name("name")))
         body = node.child_by_field_name("body") or node
-        inner = (*scope, name) if name else scope
+        inner = (*scope, name) if name and code.namespaces_qualify else scope
         return _find_symbols(body, code, inner, code.namespace_members_are_methods, lines, 0)
     if node.type == "ERROR":  # no syntax level of its own: what the parser could not place, in order
         return _find_symbols(node, code, scope, in_type, lines, depth)

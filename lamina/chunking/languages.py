@@ -30,6 +30,7 @@ class CodeLanguage:
     symbols: dict[str, SymbolRule]
     namespaces: frozenset[str] = frozenset()  # qualify member names; their own lines stay module code
     namespace_members_are_methods: bool = False  # Ruby modules hold methods, C++ namespaces functions
+    namespaces_qualify: bool = True  # C#'s do not (they mirror the folders, as Java's packages do)
     wrappers: frozenset[str] = frozenset()  # a symbol inside one of these takes the wrapper's range
     leading: frozenset[str] = frozenset({"comment"})  # attached to the symbol that follows them
 
@@ -170,7 +171,10 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
             "operator_declaration": _F,
             "conversion_operator_declaration": _F,
         },
+        # searched through, but naming nothing: `CleanArchitecture.Application.TodoItems.Commands.CreateTodoItem.
+        # CreateTodoItemCommandHandler.Handle` repeated the folders in every name and filled reasons with them
         namespaces=frozenset({"namespace_declaration", "file_scoped_namespace_declaration"}),
+        namespaces_qualify=False,
     ),
     "ruby": CodeLanguage(
         grammar="ruby",
