@@ -895,6 +895,10 @@ LOCALIZE_NAMED_SYMBOLS_LEAD = True
 # indexed word one edit away, the one in most chunks (lamina/retrieval/spelling.py): "sugestion for mistyped
 # comand names" missed suggestions.go (urfave/cli, session 36). Measured on commit messages (docs/evaluation.md,
 # "Session 36: mistyped words").
+# The code files of a quoted stack trace's frames come first, innermost frame first (localization.
+# _stack_trace_files; a jhipster trace listed the outer UserResource first, session 36). Commit messages quote
+# almost none: measured neutral on the training and tuning repositories (docs/evaluation.md, "Session 36").
+LOCALIZE_STACK_TRACE_FIRST = True
 LOCALIZE_READ_MISSPELT = True
 SPELLING_MIN_CHARS = 5
 # The selected workflows' own words (lamina/graph/closure.py workflow_words: titles, summaries and operation titles)

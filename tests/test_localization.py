@@ -698,3 +698,49 @@ def test_reasons_leave_out_short_numbers_when_words_matched() -> None:
     reasons = {s["symbol"]: s["reasons"] for s in localize(corpus, "Uint flags should accept 0 or 1", None)}
     assert "lexical: Uint, flags" in reasons["uintValue.Set"]
     assert "lexical: 0, 1" in reasons["limits"]  # only numbers matched: they are the reason
+
+
+def test_a_quoted_stack_traces_files_come_first_innermost_frame_first() -> None:
+    """jhipster: a pasted NullPointerException trace listed the outer `UserResource` first and an
+    `AccountResource` no frame names second; `UserService.updateUser`, where it broke, third (a new-user run,
+    session 36). A library's frame (java.util.Optional) matches nothing; a Python trace's innermost frame is its
+    last."""
+    from lamina.retrieval.tokenize import stack_frames
+
+    base = "src/main/java/io/shop"
+    paths = [f"{base}/service/UserService.java", f"{base}/web/rest/UserResource.java",
+             f"{base}/web/rest/AccountResource.java", "shop/api/routes.py", "shop/refunds.py"]  # fmt: skip
+    symbols = [
+        "UserService.updateUser",
+        "UserResource.updateUser",
+        "AccountResource.saveAccount",
+        "refund",
+        "issue",
+    ]
+    texts = [
+        "public Optional<AdminUserDTO> updateUser(AdminUserDTO userDTO) { return repo.find(userDTO.getId()); }",
+        "public ResponseEntity<AdminUserDTO> updateUser(AdminUserDTO userDTO) { return service.updateUser(userDTO); }",
+        "public void saveAccount(AdminUserDTO userDTO) { email is null; user email update account }",
+        "def refund(order): return svc.issue(order)",
+        "def issue(order): raise ValueError",
+    ]
+    corpus = build_chunk_corpus(paths, symbols, ["method"] * 3 + ["function"] * 2, [1] * 5, [9] * 5, texts, None,
+                                roles=["code"] * 5)  # fmt: skip
+    trace = (
+        'java.lang.NullPointerException: Cannot invoke "AdminUserDTO.getEmail()" because the email is null\n'
+        "\tat io.shop.service.UserService.lambda$updateUser$5(UserService.java:192)\n"
+        "\tat java.base/java.util.Optional.map(Optional.java:260)\n"
+        "\tat io.shop.service.UserService.updateUser(UserService.java:185)\n"
+        "\tat io.shop.web.rest.UserResource.updateUser(UserResource.java:160)\n"
+    )
+    assert stack_frames(trace) == ("io/shop/service/UserService.java", "io/shop/web/rest/UserResource.java")
+    files = list(dict.fromkeys(s["file"] for s in localize(corpus, trace, None)))
+    assert files[:2] == [f"{base}/service/UserService.java", f"{base}/web/rest/UserResource.java"]
+    first = localize(corpus, trace, None)[0]
+    assert "frame 1 of the stack trace the task quotes" in first["reasons"]
+    python = (
+        'Traceback (most recent call last):\n  File "/srv/app/shop/api/routes.py", line 40, in refund\n'
+        '    svc.issue(order)\n  File "/srv/app/shop/refunds.py", line 12, in issue\n    raise ValueError\n'
+    )
+    assert [s["file"] for s in localize(corpus, python, None)][:1] == ["shop/refunds.py"]
+    assert stack_frames("fix the refund flow in refunds.py at line 3") == ()

@@ -45,6 +45,7 @@ from lamina.constants import (
     LOCALIZE_SCOPE_SHARE,
     LOCALIZE_SLOT_SCORER,
     LOCALIZE_SLOT_SCORER_INTERCEPT,
+    LOCALIZE_STACK_TRACE_FIRST,
     LOCALIZE_WITHIN_FILE_RRF_K,
     LOCALIZE_WORKFLOW_TERM_WEIGHT,
     RELATED_COMMON_FRACTION,
@@ -60,7 +61,14 @@ from lamina.retrieval.fusion import top_k
 from lamina.retrieval.release import reads_as_release, states_version
 from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
 from lamina.retrieval.spelling import SpellingIndex, read_as, spelling_index
-from lamina.retrieval.tokenize import TaskQuery, read_task, split_words, tokenize, word_term_texts
+from lamina.retrieval.tokenize import (
+    TaskQuery,
+    read_task,
+    split_words,
+    stack_frames,
+    tokenize,
+    word_term_texts,
+)
 
 MAX_REASON_TERMS = 6
 SOURCE_ROLE = "code"
@@ -601,6 +609,14 @@ def rank_files(
         fused_files, lead = _version_files_first(corpus, layout, fused_files)
         for f in {int(layout.file_of[i]) for i in lead}:
             file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
+    traced = _stack_trace_files(layout, stack_frames(query)) if LOCALIZE_STACK_TRACE_FIRST else []
+    if traced:  # the code files of the frames of a stack trace the task quotes, innermost first
+        first = {entry[0]: entry for entry in fused_files}
+        fused_files = [first.get(f, (f, 0.0, {})) for f in traced] + [
+            e for e in fused_files if e[0] not in traced
+        ]
+        for n, f in enumerate(traced, start=1):
+            file_reasons[f] = (*file_reasons.get(f, ()), f"frame {n} of the stack trace the task quotes")
     commits: tuple[str, ...] = ()
     if commit_paths:  # last: what the task names outranks what a release task suggests
         fused_files, changed_by = _named_commit_files_first(
@@ -613,6 +629,37 @@ def rank_files(
             )
         commits = tuple(dict.fromkeys(changed_by.values()))
     return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits)
+
+
+def _stack_trace_files(layout: _Layout, frames: Sequence[str]) -> list[int]:
+    """The code files the frames of a quoted stack trace point at (tokenize.stack_frames), in frame order: a
+    frame names a file by a path that may begin anywhere (`/srv/app/shop/refunds.py`, `io/shop/UserService.java`
+    under `src/main/java/`), so a file matches by its name and as many folders as the two share from the end;
+    one folder or more must agree unless the name is the repository's only one. A library's frame matches
+    nothing. (A jhipster trace listed the outer `UserResource` first: a new-user run, session 36.)"""
+    by_name: dict[str, list[int]] | None = None
+    out: list[int] = []
+    for frame in frames:
+        parts = [p for p in frame.split("/") if p]
+        if not parts:
+            continue
+        if by_name is None:
+            by_name = {}
+            for f, path in enumerate(layout.files):
+                if layout.code_file(path) is not None:
+                    by_name.setdefault(path.rsplit("/", 1)[-1], []).append(f)
+        best, best_shared = None, 0
+        for f in by_name.get(parts[-1], []):
+            folders = layout.files[f].split("/")
+            shared = 0
+            while shared < min(len(folders), len(parts)) and folders[-1 - shared] == parts[-1 - shared]:
+                shared += 1
+            if shared > best_shared:
+                best, best_shared = f, shared
+        unique = len(by_name.get(parts[-1], [])) == 1
+        if best is not None and (best_shared >= 2 or unique) and best not in out:
+            out.append(best)
+    return out
 
 
 def _workflow_terms(words: str, task_terms: Mapping[str, float]) -> dict[str, str]:

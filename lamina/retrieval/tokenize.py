@@ -237,6 +237,35 @@ def commit_scope(text: str) -> str | None:
     return None if plain.casefold() in COMMIT_TYPES else plain
 
 
+# Stack-trace frames a task may quote, each giving the source file of the frame:
+#   Java/Kotlin `at org.shop.UserService.updateUser(UserService.java:192)` (the class's package names its folders),
+#   .NET `at Shop.IdentityService.AuthorizeAsync(String id) in /src/IdentityService.cs:line 56`,
+#   JS `at handle (/app/src/routes/user.js:42:7)` or `at /app/src/x.ts:3:1`,
+#   Python `File "/srv/app/shop/refunds.py", line 12, in issue`,
+#   Go `\t/home/me/shop/refunds.go:12 +0x1d` and `shop/refunds.go:12`.
+_JAVA_FRAME = re.compile(r"\bat\s+([\w$.]+)\.[\w$<>]+\(([\w$]+\.(?:java|kt|scala|groovy)):\d+\)")
+_DOTNET_FRAME = re.compile(r"\bat\s+[^\n]*?\bin\s+([^\s:]*[\w/\\.-]+\.(?:cs|fs|vb)):line\s+\d+")
+_JS_FRAME = re.compile(r"\bat\s+(?:[^\n(]*\()?((?:[A-Za-z]:)?[\w/\\.@-]+\.(?:[cm]?[jt]sx?)):\d+(?::\d+)?\)?")
+_PYTHON_FRAME = re.compile(r'File\s+"([^"]+\.py)",\s+line\s+\d+')
+_GO_FRAME = re.compile(r"(?:^|\s)((?:[A-Za-z]:)?[\w/\\.@-]+\.go):\d+")
+
+
+def stack_frames(text: str) -> tuple[str, ...]:
+    """The source files of the stack-trace frames the task quotes, innermost frame first, as path tails to
+    match against the repository's files (`org/shop/UserService.java`, `src/IdentityService.cs`,
+    `shop/refunds.py`). Python prints its innermost frame last, the others first. Empty without a trace."""
+    frames: list[str] = []
+    for match in _JAVA_FRAME.finditer(text):
+        owner, file = match.group(1), match.group(2)
+        package = owner.split("$", 1)[0].rsplit(".", 1)[0] if "." in owner else ""
+        frames.append(f"{package.replace('.', '/')}/{file}" if package else file)
+    frames += [m.group(1) for m in _DOTNET_FRAME.finditer(text)]
+    frames += [m.group(1) for m in _JS_FRAME.finditer(text)]
+    frames += [m.group(1) for m in reversed(list(_PYTHON_FRAME.finditer(text)))]
+    frames += [m.group(1) for m in _GO_FRAME.finditer(text)]
+    return tuple(dict.fromkeys(f.replace("\\", "/") for f in frames))
+
+
 def strip_commit_noise(text: str) -> str:
     """`text` without commit hashes, cherry-pick and backport boilerplate and `[3.15]` branch tags (each
     replaced by a space). Query side only: read_task calls it; indexed text is never changed."""
