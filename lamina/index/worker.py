@@ -510,7 +510,7 @@ def step_generation(ctx: BuildContext) -> None:
             for i, version in enumerate(shards[n]["id"])
             if version in wanted
         }
-        ctx.progress.start("uploading versions", len(missing))
+        ctx.progress.start("indexing chunks", len(missing))  # graphd stores each new chunk version
         for i in range(0, len(missing), UPLOAD_BATCH_ROWS):
             batch = [
                 _record(shards[n], row)

@@ -6,7 +6,7 @@ not know, of SPELLING_MIN_CHARS letters or more, is read as the indexed term one
 deletes or replaces a letter, or swaps two neighbours: the optimal string alignment distance), the one in
 most chunks when several are. Not an English word (a commit's "unnecessary" is no typo of `necessary`, nor
 "protection" of `production`: the selection model's vocabulary tells), nor an identifier or a compound
-(`encodeurl`, `percent-safe`: a name the code does not have yet). The packet says what it read each word as
+(`encodeURL`, `percent-safe`: a name the code does not have yet). The packet says what it read each word as
 (`retrieval.read_as`). Pure: the vocabulary's terms by length are built once per index.
 
 Written by hand around rapidfuzz's distance (a well-kept C++ library), because what to compare with what and
