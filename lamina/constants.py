@@ -899,6 +899,10 @@ LOCALIZE_NAMED_SYMBOLS_LEAD = True
 # _stack_trace_files; a jhipster trace listed the outer UserResource first, session 36). Commit messages quote
 # almost none: measured neutral on the training and tuning repositories (docs/evaluation.md, "Session 36").
 LOCALIZE_STACK_TRACE_FIRST = True
+# A pasted issue's environment dump (`GOARCH='amd64'`) or template checklist (`- [x] …`) is left out of the task's
+# words when it has this many lines or more; fewer are the task's own ("MAX_RETRIES=3 is too low"). urfave/cli's
+# 2,083-character issue had sent every entry to scripts/build.go. No training or tuning commit has such lines.
+ISSUE_BOILERPLATE_MIN_LINES = 3
 LOCALIZE_READ_MISSPELT = True
 SPELLING_MIN_CHARS = 5
 # The selected workflows' own words (lamina/graph/closure.py workflow_words: titles, summaries and operation titles)

@@ -744,3 +744,20 @@ def test_a_quoted_stack_traces_files_come_first_innermost_frame_first() -> None:
     )
     assert [s["file"] for s in localize(corpus, python, None)][:1] == ["shop/refunds.py"]
     assert stack_frames("fix the refund flow in refunds.py at line 3") == ()
+
+
+def test_a_pasted_issues_environment_dump_and_checklist_are_no_words_of_the_task() -> None:
+    """urfave/cli: a pasted issue's `go env` output and template checklist sent every entry to the build
+    script, on GOARCH, GOOS and the rest (a new-user run, session 36). A line or two of that shape is the
+    task's own ("MAX_RETRIES=3 is too low")."""
+    issue = (
+        "StringSliceFlag appends to default values\n"
+        "- [x] Are you running the latest v3 release?\n- [ ] Did you check the manual?\n"
+        "- [x] Did you search the issues?\n"
+        "GO111MODULE=''\nGOARCH='amd64'\nGOOS=\"linux\"\nexport GOPATH=\"/home/me/go\"\n"
+        "The default value is kept."
+    )
+    terms = read_task(issue).terms
+    assert {"stringsliceflag", "append", "default", "kept"} <= set(terms)
+    assert not {"goarch", "amd64", "linux", "manual", "releas", "search"} & set(terms)
+    assert {"maxretry", "low"} <= set(read_task("MAX_RETRIES=3 is too low").terms)

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lamina.constants import TOKEN_MAX_CHARS
+from lamina.constants import ISSUE_BOILERPLATE_MIN_LINES, TOKEN_MAX_CHARS
 from lamina.retrieval.stopwords import TASK_STOPWORDS as TASK_STOPWORDS_FOR_QUERY
 
 # A word: letters, digits, '_' and '-' in any script. Leading, trailing and repeated joiners are
@@ -266,11 +266,22 @@ def stack_frames(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f.replace("\\", "/") for f in frames))
 
 
+# A pasted issue's boilerplate: environment dumps (`GOARCH='amd64'`, `export PATH="…"`, `set GOPATH=…`) and
+# template checklists (`- [x] I have searched the existing issues`). urfave/cli: a 2,083-character issue sent
+# every entry to scripts/build.go, on the `GO*` words of its `go env` output.
+_ENV_LINE_RE = re.compile(r"(?m)^[ \t]*(?:export[ \t]+|set[ \t]+)?[A-Z][A-Z0-9_]{2,}=.*$")
+_CHECKLIST_LINE_RE = re.compile(r"(?m)^[ \t]*[-*][ \t]+\[[ xX]\].*$")
+
+
 def strip_commit_noise(text: str) -> str:
-    """`text` without commit hashes, cherry-pick and backport boilerplate and `[3.15]` branch tags (each
-    replaced by a space). Query side only: read_task calls it; indexed text is never changed."""
+    """`text` without commit hashes, cherry-pick and backport boilerplate, `[3.15]` branch tags, and a pasted
+    issue's environment dumps and checklists (each replaced by a space). Query side only: read_task calls it;
+    indexed text is never changed."""
     text = _COMMIT_HASH_RE.sub(" ", text)
     text = _BACKPORT_RE.sub(" ", text)
+    for boilerplate in (_ENV_LINE_RE, _CHECKLIST_LINE_RE):  # a dump or a list, not one line a task is about
+        if len(boilerplate.findall(text)) >= ISSUE_BOILERPLATE_MIN_LINES:  # ("MAX_RETRIES=3 is too low")
+            text = boilerplate.sub(" ", text)
     return _BRANCH_TAG_RE.sub(" ", text)
 
 
