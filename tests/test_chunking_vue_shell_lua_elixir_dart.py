@@ -506,3 +506,29 @@ def test_objective_c_classes_categories_protocols_and_selectors() -> None:
         ("Foo.fetch", "method", 25, 26),
         ("FooDelegate", "interface", 29, 31),
     ]
+
+
+def test_an_objective_c_header_is_read_as_objective_c() -> None:
+    """A `.h` is read as C++, which cannot parse `@interface`: AFNetworking's 31 headers had no symbol. One that
+    declares an Objective-C class or protocol is read as Objective-C; a C header stays C++."""
+    header = source(
+        """
+        #import <Foundation/Foundation.h>
+
+        @interface AFImageDownloader : NSObject
+        @property (nonatomic, strong) NSURLCache *imageCache;
+        - (void)cancelTaskForImageDownloadReceipt:(id)receipt;
+        @end
+        """
+    )
+    assert named(chunk_file("UIKit+AFNetworking/AFImageDownloader.h", header)) == [
+        ("AFImageDownloader", "class", 3, 6)
+    ]
+    c_header = source(
+        """
+        struct point {
+          int x;
+        };
+        """
+    )
+    assert [c.language for c in chunk_file("include/point.h", c_header)] == ["cpp"]

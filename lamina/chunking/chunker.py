@@ -186,6 +186,10 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
     """Symbol or section chunks, or None when line windows serve better."""
     if language == TEXT or len(text) / len(lines) > MINIFIED_AVG_LINE_CHARS:
         return None
+    if language == "cpp" and _OBJC_HEADER.search(
+        text
+    ):  # an Objective-C header (`.h` is read as C++ otherwise)
+        language = "objc"
     code = CODE_LANGUAGES.get(language)
     grammar = code.grammar if code else language
     if grammar == "cpp":
@@ -231,6 +235,8 @@ _KOTLIN_CONSTRUCTOR_LINE = re.compile(
 )
 
 
+# An Objective-C header's declarations, which the C++ grammar cannot read (AFNetworking's `.h` files).
+_OBJC_HEADER = re.compile(r"(?m)^[ \t]*@(?:interface|protocol|implementation)\b")
 # Vue and Svelte components: only what their `<script>` blocks hold is code to parse.
 _SINGLE_FILE_COMPONENTS = frozenset({"vue", "svelte"})
 _SCRIPT_BLOCK = re.compile(r"(<script\b[^>]*>)(.*?)(</script\s*>)", re.DOTALL | re.IGNORECASE)
