@@ -186,9 +186,8 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
     """Symbol or section chunks, or None when line windows serve better."""
     if language == TEXT or len(text) / len(lines) > MINIFIED_AVG_LINE_CHARS:
         return None
-    if language == "cpp" and _OBJC_HEADER.search(
-        text
-    ):  # an Objective-C header (`.h` is read as C++ otherwise)
+    # an Objective-C header (`.h` is read as C++ otherwise)
+    if language == "cpp" and _OBJC_HEADER.search(text):
         language = "objc"
     code = CODE_LANGUAGES.get(language)
     grammar = code.grammar if code else language
@@ -603,18 +602,13 @@ def _make_symbol(
     while outer.parent is not None and _wraps_only(outer.parent, code):
         outer = outer.parent
     start = _leading_start(outer, code, lines)
+    detached = _dart_function_body(node) if code.grammar == "dart" else None  # a signature's body beside it
     members: tuple[_Symbol, ...] = ()
     if rule.role == CONTAINER:
         members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
-    elif code.grammar == "dart" and local == "main" and not scope:  # a Dart test file's groups and tests
-        main_body = _dart_function_body(node)
-        if main_body is not None:
-            members = tuple(_find_symbols(main_body, code, (), False, lines, -1))
-    end = _end_row(outer)
-    detached = _dart_function_body(node) if code.grammar == "dart" else None
-    if detached is not None:
-        end = _end_row(detached)
-    end = min(end, len(lines) - 1)
+    elif detached is not None and local == "main" and not scope:  # a Dart test file's groups and tests
+        members = tuple(_find_symbols(detached, code, (), False, lines, -1))
+    end = min(_end_row(detached if detached is not None else outer), len(lines) - 1)
     return _Symbol(name=qualified, kind=kind, start=start, end=end, head=head, members=members)
 
 
@@ -995,18 +989,14 @@ def _elixir_symbol(node: Node) -> tuple[str, int, str | None] | None:
     if target is None or target.type != "identifier" or args is None or not args.named_children:
         return None
     word, first = _text(target), args.named_children[0]
-    has_body = any(c.type == "do_block" for c in node.named_children) or any(
-        _text(p.child_by_field_name("key")).strip() == "do:"
-        for keywords in args.named_children
-        if keywords.type == "keywords"
-        for p in keywords.named_children
+    has_body = (
+        any(c.type == "do_block" for c in node.named_children) or _elixir_keyword(args, "do") is not None
     )
     if word in _ELIXIR_FUNCTIONS:
+        # a protocol's `def size(data)` is a line of its chunk (a bodiless head elsewhere declares default
+        # arguments and joins the clauses after it: _clauses_merged)
         if not has_body and word != "defdelegate" and _in_protocol(node):
-            return (
-                None  # a protocol's `def size(data)`: a line of its chunk (a bodiless head elsewhere declares
-            )
-            # default arguments and joins the clauses after it: _clauses_merged)
+            return None
         head: Node | None = first
         while head is not None and head.type == "binary_operator":  # `f(x) when is_binary(x)`
             head = head.child_by_field_name("left")
@@ -1020,22 +1010,23 @@ def _elixir_symbol(node: Node) -> tuple[str, int, str | None] | None:
             return None
         name = _text(first)
         if word == "defimpl":
-            implemented = next(
-                (
-                    p.child_by_field_name("value")
-                    for keywords in args.named_children
-                    if keywords.type == "keywords"
-                    for p in keywords.named_children
-                    if _text(p.child_by_field_name("key")).strip() == "for:"
-                ),
-                None,
-            )
+            implemented = _elixir_keyword(args, "for")
             if implemented is not None:
                 name = f"{name}.{_text(implemented)}"
         return name, first.start_point.row, _ELIXIR_MODULES[word]
     if word in _ELIXIR_TEST_BLOCKS and first.type == "string" and has_body:
         title = _SPACE.sub(" ", _text(first).strip('"')).strip()
         return (title, first.start_point.row, "function") if title else None
+    return None
+
+
+def _elixir_keyword(args: Node, key: str) -> Node | None:
+    """The value of a call's keyword argument (`do: …`, `for: User`), or None."""
+    for keywords in args.named_children:
+        if keywords.type == "keywords":
+            for pair in keywords.named_children:
+                if _text(pair.child_by_field_name("key")).strip() == f"{key}:":
+                    return pair.child_by_field_name("value")
     return None
 
 
@@ -1176,7 +1167,7 @@ def _lua_assignment(node: Node) -> tuple[str, int, str | None] | None:
     target = names.named_children[0]
     if target.type not in ("identifier", "dot_index_expression"):
         return None  # `map[key] = function …`: an entry of a table, not a name
-    name = _clean_name(_text(target)).replace(":", ".")
+    name = _clean_name(_text(target))
     return (name, target.start_point.row, None) if name else None
 
 

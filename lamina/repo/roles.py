@@ -153,10 +153,9 @@ def conventional_role(path: str) -> str:
     if GENERATED_NAMES.search(name) or any(f in GENERATED_DIRS for f in folders):
         return GENERATED
     # makemigrations' output: history, never what a task changes (DRF's migrations took source slots)
-    if folders and folders[-1] == "migrations" and DJANGO_MIGRATION.match(name):
+    # (EF Core's too: history `dotnet ef` wrote; a change adds a migration, never edits one: eShop)
+    if folders and folders[-1] == "migrations" and (DJANGO_MIGRATION.match(name) or EF_MIGRATION.match(name)):
         return GENERATED
-    if folders and folders[-1] == "migrations" and EF_MIGRATION.match(name):
-        return GENERATED  # history `dotnet ef` wrote; a change adds a migration, never edits one (eShop)
     if any(f in DATA_DIRS for f in folders):
         return DATA
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):

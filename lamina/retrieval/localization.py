@@ -452,14 +452,23 @@ def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
     its scoring terms do occur. With none known, sources are ranked by meaning alone, and the packet says so
     rather than looking as sure as any other (`retrieval` in packet v5)."""
     task = read_task(query)
-    vocabulary = corpus.bm25.vocabulary
-    unknown = [t for t in task.terms if t not in vocabulary]
-    misspelt = read_as(unknown, task.words, corpus.spelling) if unknown and LOCALIZE_READ_MISSPELT else {}
+    unknown = _unknown_terms(corpus, task)
+    misspelt = _misspelt(corpus, task) if LOCALIZE_READ_MISSPELT else {}
     return {
         "unknown_words": list(dict.fromkeys(task.words.get(t, t) for t in unknown)),
         "known_terms": len(task.terms) - len(unknown),
         "read_as": {task.words.get(t, t): _surface(corpus, term) for t, term in misspelt.items()},
     }
+
+
+def _unknown_terms(corpus: ChunkCorpus, task: TaskQuery) -> list[str]:
+    return [t for t in task.terms if t not in corpus.bm25.vocabulary]
+
+
+def _misspelt(corpus: ChunkCorpus, task: TaskQuery) -> dict[str, str]:
+    """Each unknown term of the task that reads as an indexed one -> that term (spelling.read_as)."""
+    unknown = _unknown_terms(corpus, task)
+    return read_as(unknown, task.words, corpus.spelling) if unknown else {}
 
 
 def _surface(corpus: ChunkCorpus, term: str) -> str:
@@ -480,10 +489,7 @@ def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE
     """read_task, with each mistyped term the index does not know read as the indexed term it most likely
     is (spelling.read_as: "comand" as command); reasons quote the task's word and what it was read as."""
     task = read_task(query)
-    if not read_misspelt:
-        return task
-    unknown = [t for t in task.terms if t not in corpus.bm25.vocabulary]
-    misspelt = read_as(unknown, task.words, corpus.spelling) if unknown else {}
+    misspelt = _misspelt(corpus, task) if read_misspelt else {}
     if not misspelt:
         return task
     words = dict(task.words)
@@ -611,10 +617,7 @@ def rank_files(
             file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
     traced = _stack_trace_files(layout, stack_frames(query)) if LOCALIZE_STACK_TRACE_FIRST else []
     if traced:  # the code files of the frames of a stack trace the task quotes, innermost first
-        first = {entry[0]: entry for entry in fused_files}
-        fused_files = [first.get(f, (f, 0.0, {})) for f in traced] + [
-            e for e in fused_files if e[0] not in traced
-        ]
+        fused_files = _files_first(layout, fused_files, traced, in_given_order=True)
         for n, f in enumerate(traced, start=1):
             file_reasons[f] = (*file_reasons.get(f, ()), f"frame {n} of the stack trace the task quotes")
     commits: tuple[str, ...] = ()
@@ -672,13 +675,19 @@ def _workflow_terms(words: str, task_terms: Mapping[str, float]) -> dict[str, st
 
 
 def _files_first(
-    layout: _Layout, files: Sequence[tuple[int, float, dict[str, int]]], chosen: Collection[int]
+    layout: _Layout,
+    files: Sequence[tuple[int, float, dict[str, int]]],
+    chosen: Collection[int],
+    in_given_order: bool = False,
 ) -> list[tuple[int, float, dict[str, int]]]:
-    """`files` with the `chosen` ones first: in their ranked order, then by path those no ranker found; then
-    the rest in their order. What a rule of the task's reading does (a version, a named commit, a named
-    example)."""
+    """`files` with the `chosen` ones first: in their ranked order, then by path those no ranker found (or,
+    `in_given_order`, in the order of `chosen`, a sequence: a stack trace's frames); then the rest in their
+    order. What a rule of the task's reading does (a version, a named commit, a named example)."""
     if not chosen:
         return list(files)
+    if in_given_order:
+        ranked_entry = {entry[0]: entry for entry in files}
+        return [ranked_entry.get(f, (f, 0.0, {})) for f in chosen] + [e for e in files if e[0] not in chosen]
     first = [entry for entry in files if entry[0] in chosen]
     ranked = {entry[0] for entry in first}
     unranked: list[tuple[int, float, dict[str, int]]] = [
@@ -1130,9 +1139,8 @@ def _own_tests(
     """The test file named after each of the first LOCALIZE_OWN_TESTS_SOURCES source files (`flag_uint_test.go`
     for `flag_uint.go`; of several, the one sharing most folders with the source), by its chunk with the most
     lexical evidence (a test before a helper; the first test when none has any), tied to that source, in the
-    sources' order. A
-    new-user run on urfave/cli: "Uint flags should accept hexadecimal values" listed three tests of other files
-    before any of flag_uint_test.go."""
+    sources' order. A new-user run on urfave/cli: "Uint flags should accept hexadecimal values" listed three
+    tests of other files before any of flag_uint_test.go."""
     by_stem: dict[str, list[int]] | None = corpus._layout.get("tests_by_stem")
     if by_stem is None:
         by_stem = {}

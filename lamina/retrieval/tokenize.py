@@ -314,15 +314,9 @@ _EXAMPLE_RE = re.compile(r"\b([a-z0-9][a-z0-9_-]*)\s+example\b", re.IGNORECASE)
 
 # A file suffix inside the task's text (`rich/_ratio.py`, `cells.py:207`): no word of the task (a reason
 # "lexical: rich, ratio, py" quoted it, and `py` matches every Python file's imports).
-_INLINE_SUFFIX_RE = re.compile(
-    r"(?<=[\w/])\.(?:py|pyi|go|rs|java|kt|kts|scala|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift)"
-    r"(?=$|[\s`'\"),:;#])",
-    re.IGNORECASE,
-)
-_FILE_SUFFIX_RE = re.compile(
-    r"\.(py|pyi|go|rs|java|kt|kts|scala|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift|md|rst|toml|ya?ml|json)$",
-    re.IGNORECASE,
-)
+_CODE_SUFFIXES = "py|pyi|go|rs|java|kt|kts|scala|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift"
+_INLINE_SUFFIX_RE = re.compile(rf"(?<=[\w/])\.(?:{_CODE_SUFFIXES})(?=$|[\s`'\"),:;#])", re.IGNORECASE)
+_FILE_SUFFIX_RE = re.compile(rf"\.({_CODE_SUFFIXES}|md|rst|toml|ya?ml|json)$", re.IGNORECASE)
 
 
 def _strip_token(token: str) -> str:
