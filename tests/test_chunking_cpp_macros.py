@@ -159,3 +159,39 @@ def test_a_first_branch_parse_that_names_a_misread_qualifier_properly_is_taken()
     lost_for_real = [chunker._Symbol("Limiter.Fallback", "method", 11, 13, 11, ())]
     taken, symbols = chunker._first_branch_parse(code, text, lines, root, lost_for_real)
     assert taken is root and symbols == lost_for_real
+
+
+def test_a_specifier_macro_opening_a_definition_and_a_macro_alone_on_its_line_are_read_past() -> None:
+    """spdlog (a new-user run, session 37): `SPDLOG_INLINE std::shared_ptr<logger> registry::get(…)` was named
+    `spdlog.std.shared_ptrregistry.get`, and `FMT_BEGIN_NAMESPACE` above a namespace made a function named
+    `namespace`. A type in capitals without an underscore (`DWORD`) is no macro."""
+    text = source(
+        """
+        FMT_BEGIN_NAMESPACE
+        namespace detail {
+        FMT_CONSTEXPR inline auto count(int n) -> int {
+          return n;
+        }
+        }  // namespace detail
+        FMT_END_NAMESPACE
+
+        namespace spdlog {
+        SPDLOG_INLINE std::shared_ptr<logger> registry::get(const std::string &name) {
+          return loggers_[name];
+        }
+        SPDLOG_INLINE registry::registry()
+            : formatter_(new pattern_formatter()) {
+        }
+        }  // namespace spdlog
+
+        DWORD WINAPI run(void *arg) {
+          return 0;
+        }
+        """
+    )
+    assert named(chunk_file("include/registry-inl.h", text)) == [
+        ("detail.count", "function", 3, 5),
+        ("spdlog.registry.get", "method", 10, 12),
+        ("spdlog.registry.registry", "method", 13, 15),
+        ("run", "function", 18, 20),
+    ]

@@ -460,3 +460,48 @@ def test_swift_deinit_subscripts_and_conditional_members_at_the_top_of_a_body() 
         ("Wrapper.draw", "method", 15, 15),  # the #else copy too
         ("Wrapper.after", "method", 17, 19),
     ]
+
+
+def test_kotlin_functions_under_two_or_more_annotations_are_symbols() -> None:
+    """nowinandroid (a new-user run, session 37): `@Preview` / `@Composable` / `private fun A()` followed by another
+    declaration parsed as an annotated expression, and 18 composables were no symbols. The chunk still starts at
+    the first annotation, with the doc comment above it and comments among the annotations."""
+    text = source(
+        """
+        package x
+
+        /** The first screen. */
+        @Preview
+        @Composable
+        private fun ForYouScreen() {
+            Text("a")
+        }
+
+        @Preview @Composable
+        internal fun LinksPanel() {
+            Text("b")
+        }
+
+        @RunWith(Runner::class)
+        // a comment among the annotations
+        @Config(sdk = [33])
+        @HiltAndroidTest
+        class SnackbarTests {
+            @Before
+            @Throws(Exception::class)
+            fun setup() {
+            }
+        }
+
+        fun B() {
+            x()
+        }
+        """
+    )
+    assert named(chunk_file("ui/Screens.kt", text)) == [
+        ("ForYouScreen", "function", 3, 8),
+        ("LinksPanel", "function", 10, 13),
+        ("SnackbarTests", "class", 15, 24),
+        ("SnackbarTests.setup", "method", 20, 23),
+        ("B", "function", 26, 28),
+    ]

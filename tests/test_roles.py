@@ -179,6 +179,47 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("tests/cases/parse.yaml", "data"),
         ("tests/test_parse.py", "test"),
         ("tests/run.sh", "test"),
+        # pip's dependency lists are configuration, not docs (session 37: "Bump pytest" changes them)
+        ("requirements.txt", "config"),
+        ("requirements-dev.txt", "config"),
+        ("requirements/constraints.txt", "config"),
+        ("requirements/runtime-deps.in", "config"),
+        ("docs/requirements.txt", "config"),
+        ("notes.txt", "docs"),
+        # prose under .github/ is docs; its workflows stay config
+        (".github/ISSUE_TEMPLATE/bug_report.md", "docs"),
+        (".github/PULL_REQUEST_TEMPLATE.md", "docs"),
+        (".github/CONTRIBUTING.md", "docs"),
+        (".github/ISSUE_TEMPLATE/bug.yml", "config"),
+        # Maven's site is documentation (commons-lang's src/site/xdoc upgrade notes were configuration)
+        ("src/site/xdoc/upgradeto2_6.xml", "docs"),
+        ("src/site/site.xml", "docs"),
+        ("src/site/resources/js/site.js", "code"),
+        # session 37's new-user runs: Android flavours, vendored copies, Rails and Laravel, templates, builds
+        ("core/analytics/src/prod/kotlin/com/google/samples/apps/nia/AnalyticsHelper.kt", "code"),
+        ("core/data/src/demo/java/com/google/samples/apps/nia/DemoRepository.kt", "code"),
+        ("app/src/testDemo/kotlin/com/google/samples/apps/nia/NavigationTest.kt", "test"),
+        ("app/src/androidTestProd/java/com/example/ProdTest.kt", "test"),
+        ("samples/src/main/java/com/example/App.java", "docs"),  # a samples/ module around a source set
+        ("include/spdlog/fmt/bundled/format.h", "generated"),
+        ("third-party/zlib/zlib.h", "generated"),
+        ("db/migrate/20240106121712_add_index_to_stories.rb", "generated"),
+        ("db/old_migrations/20120706121712_add_users.rb", "generated"),
+        ("database/migrations/2024_01_06_121712_create_users_table.php", "generated"),
+        ("db/schema.rb", "generated"),
+        ("db/seeds.rb", "code"),
+        ("app/views/stories/show.html.erb", "code"),
+        ("app/views/layouts/application.html.haml", "code"),
+        ("resources/views/welcome.blade.php", "code"),
+        ("templates/email.twig", "code"),
+        ("resources/assets/css/app.pcss", "code"),
+        ("core/network/src/main/assets/news.json", "config"),  # an app's data named "news", not its NEWS
+        ("NEWS", "docs"),
+        ("build.zig", "config"),
+        ("build.zig.zon", "config"),
+        ("doclayout.cabal", "config"),
+        ("Setup.hs", "config"),
+        ("Web.config", "config"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

@@ -194,7 +194,7 @@ def _structured_chunks(path: str, language: str, text: str, lines: list[str]) ->
     if grammar == "cpp":
         text = _without_annotation_macros(text)
     elif grammar == "kotlin":
-        text = _with_constructors_joined(text)
+        text = _with_one_annotation_each(_with_constructors_joined(text))
     if language in _SINGLE_FILE_COMPONENTS:
         text = _script_blocks(text)
     root = _parser(grammar).parse(text.encode("utf-8")).root_node
@@ -219,6 +219,12 @@ _PARSERS = threading.local()  # tree-sitter parsers are not thread-safe: one set
 _CLASS_MACRO = re.compile(
     r"\b(?:class|struct)\s+([A-Z][A-Z0-9_]*[A-Z0-9])\s+(?=[A-Za-z_]\w*\s*(?:final\b\s*)?[:{])"
 )
+# (Session 37, spdlog:) a specifier macro that opens a declaration's line (`SPDLOG_INLINE std::shared_ptr<logger>
+# registry::get(…)` was named `std.shared_ptrregistry.get`; `FMT_CONSTEXPR auto f(…)`, `Q_INVOKABLE void g()`), and
+# a macro alone on its line (`FMT_BEGIN_NAMESPACE` / `namespace detail {` was a function named `namespace`). A word
+# with an underscore in capitals is a macro; a type such as `DWORD` has none and is left alone.
+_LEADING_MACRO = re.compile(r"(?m)^[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*(?:\([^()\n]*\))?)[ \t]+(?=[A-Za-z_~]|::)")
+_MACRO_LINE = re.compile(r"(?m)^[ \t]*([A-Z][A-Z0-9]*_[A-Z0-9_]*)[ \t]*$")
 _TRAILING_MACRO = re.compile(
     r"\)(?:\s|const\b|noexcept\b|override\b|final\b)*([A-Z][A-Z0-9_]*[A-Z0-9](?:\s*\([^()]*\))?)"
     r"(?=\s*(?:[{;]|:(?!:)|->|override\b|final\b|[A-Z][A-Z0-9_]*[A-Z0-9]\b))"
@@ -267,6 +273,42 @@ def _with_constructors_joined(text: str) -> str:
     return "\n".join(lines)
 
 
+# Kotlin annotations alone on their lines above a declaration (`@Preview` / `@Composable` / `private fun A()`):
+# with two or more of them and a modifier, the grammar reads the declaration as an annotated expression when another
+# declaration follows, and the function is lost (18 of nowinandroid's composables, a new-user run of session 37).
+# Only the last annotation of such a run (comment lines among them belong to it) is kept for the parse (the others
+# blanked to spaces: rows and columns stay the file's); the chunk still starts at the first (_leading_start).
+_KOTLIN_ANNOTATION = re.compile(r"@[\w.:]+(?:\([^()\n]*\))?")
+_KOTLIN_ANNOTATION_LINE = re.compile(r"^[ \t]*(?:@[\w.:]+(?:\([^()\n]*\))?[ \t]*)+$")
+
+
+def _with_one_annotation_each(text: str) -> str:
+    """The text with every annotation of a run of annotation-only lines but the last blanked (see above)."""
+    if text.count("@") < 2:
+        return text
+    lines = text.split("\n")
+    row = 0
+    while row < len(lines):
+        if not _KOTLIN_ANNOTATION_LINE.match(lines[row]):
+            row += 1
+            continue
+        end = row  # the run: annotation lines and the comment lines among them
+        while end < len(lines) and (
+            _KOTLIN_ANNOTATION_LINE.match(lines[end]) or lines[end].lstrip().startswith(("//", "/*", "*"))
+        ):
+            end += 1
+        spans = [
+            (r, m.start(), m.end())
+            for r in range(row, end)
+            if _KOTLIN_ANNOTATION_LINE.match(lines[r])
+            for m in _KOTLIN_ANNOTATION.finditer(lines[r])
+        ]
+        for r, start, stop in spans[:-1]:
+            lines[r] = lines[r][:start] + " " * (stop - start) + lines[r][stop:]
+        row = end
+    return "\n".join(lines)
+
+
 def _without_annotation_macros(text: str) -> str:
     """The text with those macros blanked (spaces: rows, columns and byte offsets stay the file's)."""
 
@@ -282,6 +324,7 @@ def _without_annotation_macros(text: str) -> str:
 
     if "class" in text or "struct" in text:
         text = _CLASS_MACRO.sub(blank, text)
+    text = _MACRO_LINE.sub(blank, _LEADING_MACRO.sub(blank, text))
     for _ in range(3):  # `LOCKS_EXCLUDED(a) ACQUIRE(b)`: one macro per pass
         blanked = _TRAILING_MACRO.sub(blank, text)
         if blanked == text:
@@ -702,6 +745,13 @@ def _leading_start(outer: Node, code: CodeLanguage, lines: list[str]) -> int:
             break
         start = prev.start_point.row
         prev = prev.prev_named_sibling
+    if code.grammar == "kotlin" and start > 0 and _KOTLIN_ANNOTATION_LINE.match(lines[start - 1]):
+        # the annotations _with_one_annotation_each blanked for the parse, and the doc comment above them
+        while start > 0 and (
+            _KOTLIN_ANNOTATION_LINE.match(lines[start - 1])
+            or lines[start - 1].lstrip().startswith(("/*", "*", "//"))
+        ):
+            start -= 1
     return start
 
 

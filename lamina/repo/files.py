@@ -28,7 +28,10 @@ from lamina.constants import (
     GENERATED_COMMENT,
     GENERATED_MARKERS,
     GENERATED_SNIFF_BYTES,
+    LIBRARY_BANNER,
+    LIBRARY_BANNER_SUFFIXES,
     PATH_DECISIONS_MAX,
+    SCAFFOLD_NOTE,
     SELECTIONS_REMEMBERED,
 )
 from lamina.errors import LaminaError
@@ -51,6 +54,7 @@ SKIP_REASONS = (
 UNUSUAL_NAME = re.compile("[\x00-\x1f\x7f\ud800-\udfff]")
 
 _GENERATED_COMMENT = re.compile(GENERATED_COMMENT)
+_LIBRARY_BANNER = re.compile(LIBRARY_BANNER)
 _MODE_SYMLINK = "120000"
 _MODE_GITLINK = "160000"  # a submodule: a commit id, not a file
 
@@ -323,7 +327,11 @@ def _read_candidate(repo_root: str, cand: _Candidate, max_bytes: int) -> SourceF
     if b"\0" in head:
         return "binary"
     start = head[:GENERATED_SNIFF_BYTES]
-    if any(marker in start for marker in GENERATED_MARKERS) or _GENERATED_COMMENT.search(start):
+    if (
+        any(marker in start for marker in GENERATED_MARKERS) or _GENERATED_COMMENT.search(start)
+    ) and SCAFFOLD_NOTE not in start:
+        return "vendored_or_generated"
+    if cand.path.endswith(LIBRARY_BANNER_SUFFIXES) and _LIBRARY_BANNER.match(start):
         return "vendored_or_generated"
     if cand.index_blob is None:
         return SourceFile(path=cand.path, blob=git_blob_id(data), size=len(data))

@@ -35,7 +35,8 @@ CODE_SUFFIXES = frozenset(
     .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .ipp .cs .fs .rb .rake .gemspec .php .swift .m .mm .lua .pl .pm
     .r .jl .ex .exs .erl .hs .ml .clj .dart .zig .nim .sh .bash .zsh .ps1 .sql .proto .graphql .gql
     .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less .y .yy .l .ll .ru .astro .eex .heex .leex
-    .razor .cshtml .xaml
+    .razor .cshtml .xaml .erb .haml .slim .twig .liquid .hbs .handlebars .mustache .njk .ejs .pug .jade
+    .pcss .postcss
     """.split()
 )  # .y/.yy and .l/.ll: yacc/bison grammars and lex/flex scanners (their generated C is skipped); .ru: rackup
 DOCS_SUFFIXES = frozenset(
@@ -44,7 +45,7 @@ DOCS_SUFFIXES = frozenset(
 CONFIG_SUFFIXES = frozenset(
     """
     .toml .yaml .yml .json .jsonc .json5 .ini .cfg .conf .properties .xml .gradle .editorconfig .env .cmake
-    .mk .m4 .csproj .fsproj .vbproj .props .targets .sln .slnx .slnf .nuspec
+    .mk .m4 .csproj .fsproj .vbproj .props .targets .sln .slnx .slnf .nuspec .config .zon .cabal
     """.split()
 )
 DATA_SUFFIXES = frozenset(
@@ -65,6 +66,7 @@ CONFIG_NAMES = frozenset(
     manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
     makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc build.mill mill package.swift gradlew gradlew.bat mvnw
     fastfile appfile podfile cartfile mix.exs .formatter.exs .luacheckrc .busted mvnw.cmd nuget.config
+    build.zig setup.hs setup.lhs rebar.config
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
@@ -92,8 +94,9 @@ DOCS_DIRS = frozenset(
 SCRIPT_DIRS = frozenset("bin scripts script libexec tools".split())
 CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
 GENERATED_DIRS = frozenset(
-    "node_modules vendor third_party dist out target __generated__ gen generated".split()
-)
+    "node_modules vendor vendors third_party thirdparty third-party 3rdparty bundled dist out target __generated__ "
+    "gen generated".split()
+)  # bundled: spdlog's include/spdlog/fmt/bundled/ (a copy of fmt) was 57% of its chunks (session 37)
 # .NET and Java test projects: Newtonsoft.Json.Tests/, Foo.UnitTests/, Bar.IntegrationTests/ (a folder named
 # after the project it tests, with a suffix), where only some files are named *Tests.cs.
 TEST_DIR_SUFFIXES = (
@@ -116,8 +119,16 @@ TEST_NAMES = re.compile(
     r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php|m|mm)$|[a-z0-9]Suite\.scala$|"
     r"^Test[A-Z].*\.(java|kt|cs)$",
 )
+# pip's dependency lists (a .txt, which would be docs): requirements.txt, requirements-dev.txt, constraints.txt,
+# and any .txt or .in in a requirements/ folder (requirements/base.txt).
+DEPENDENCY_LISTS = re.compile(r"^(requirements|constraints)([._-][\w.-]*)?\.(txt|in)$", re.IGNORECASE)
 DJANGO_MIGRATION = re.compile(r"^\d{4}_\w+\.py$")  # app/migrations/0002_auto_20160226_1747.py
 EF_MIGRATION = re.compile(r"^\d{14}_\w+\.cs$")  # Migrations/20240106121712_UseEnumForOrderStatus.cs (EF Core)
+# Rails (db/migrate/20240106121712_add_index.rb) and Laravel (database/migrations/2024_01_06_121712_create_x.php)
+RAILS_MIGRATION = re.compile(r"^\d{14}_\w+\.rb$")
+LARAVEL_MIGRATION = re.compile(r"^\d{4}_\d{2}_\d{2}_\d{6}_\w+\.php$")
+# What Rails writes from the migrations: db/schema.rb, db/structure.sql
+RAILS_SCHEMA_FILES = ("db/schema.rb", "db/structure.sql")
 # Build scripts named by a suffix a code file has too: Gradle's Kotlin scripts, SwiftPM's per-version
 # manifests (Package@swift-6.0.swift).
 CONFIG_NAME_PATTERNS = re.compile(
@@ -129,6 +140,7 @@ CONFIG_NAME_PATTERNS = re.compile(
 # (camelCase, so src/latest/ is not one).
 _SOURCE_SET_TEST = re.compile(r"^[a-z][A-Za-z0-9]*Test$")
 _SOURCE_SET_MAIN = re.compile(r"^[a-z][A-Za-z0-9]*Main$")
+_FLAVOUR_TEST_SET = re.compile(r"^(?:test|androidTest)[A-Z][A-Za-z0-9]*$")  # testDemo, androidTestProd
 SPEC_NAME = re.compile(r"[a-z0-9]Spec\.[A-Za-z]+$")  # Spock/Kotest/ScalaTest specs, or KotlinPoet's TypeSpec
 
 
@@ -156,10 +168,22 @@ def conventional_role(path: str) -> str:
     # (EF Core's too: history `dotnet ef` wrote; a change adds a migration, never edits one: eShop)
     if folders and folders[-1] == "migrations" and (DJANGO_MIGRATION.match(name) or EF_MIGRATION.match(name)):
         return GENERATED
+    # (Rails' and Laravel's too; lobsters' 150 old migrations took 7 source slots in 6 packets, session 37)
+    migrations_folder = bool(folders) and (folders[-1] == "migrate" or "migrations" in folders[-1])
+    if migrations_folder and (RAILS_MIGRATION.match(name) or LARAVEL_MIGRATION.match(name)):
+        return GENERATED
+    if path.endswith(RAILS_SCHEMA_FILES) and path.count("/") <= 2:
+        return GENERATED
     if any(f in DATA_DIRS for f in folders):
         return DATA
+    if any(f in CONFIG_DIRS for f in folders) and (suffix in DOCS_SUFFIXES or DOCS_NAMES.match(name)):
+        # .github/ISSUE_TEMPLATE/bug_report.md, PULL_REQUEST_TEMPLATE.md, CONTRIBUTING.md: prose, not settings
+        # (they were listed as configuration a task names, session 37)
+        return DOCS
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
         return CONFIG
+    if DEPENDENCY_LISTS.match(name) or (folders[-1:] == ["requirements"] and suffix in (".txt", ".in")):
+        return CONFIG  # requirements.txt, requirements-dev.txt, constraints.txt: what pip installs
     code_like = suffix in CODE_SUFFIXES
     if suffix == ".exs" and folders == ["config"]:
         return CONFIG  # Elixir's config/config.exs, runtime.exs, dev.exs: settings, as Gradle scripts are
@@ -188,8 +212,10 @@ def conventional_role(path: str) -> str:
         if DOCS_NAMES.match(name) and (not suffix or suffix in DOCS_SUFFIXES):  # the tests' README: docs
             return DOCS
         return DATA if data_like or suffix in DOCS_SUFFIXES else TEST  # sphinx's tests/roots/**/*.rst: data
-    if DOCS_NAMES.match(name) and not code_like or suffix in DOCS_SUFFIXES:
-        return DOCS  # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo)
+    if DOCS_NAMES.match(name) and not (code_like or suffix in CONFIG_SUFFIXES) or suffix in DOCS_SUFFIXES:
+        return DOCS  # (news.json is an app's data, not its NEWS: nowinandroid's assets, session 37)
+    if folders[:2] == ["src", "site"] and not code_like:
+        return DOCS  # Maven's site: src/site/site.xml, xdoc/*.xml, apt/*.apt (commons-lang's upgrade notes)  # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo)
     # a DocC catalog's tutorial code. Only the folders above a main source set: a package named `samples` or
     # `example` inside one is code (Spring's org/springframework/samples/petclinic and Initializr's
     # com/example/demo were all docs, session 36), a samples/ module around one (okhttp's) is not
@@ -202,21 +228,45 @@ def conventional_role(path: str) -> str:
     return DATA
 
 
-def _source_sets(folders: Sequence[str]) -> list[str]:
-    """The folders right under a `src/` (Maven/Gradle source sets: main, test, jvmMain, commonTest…), as
-    written: the source set's camelCase tells `jvmTest` from `latest`."""
-    return [b for a, b in zip(folders, folders[1:], strict=False) if a.lower() == "src"]
+def _source_sets(folders: Sequence[str]) -> list[tuple[str, str]]:
+    """The folders right under a `src/` (Maven/Gradle source sets: main, test, jvmMain, commonTest, an Android
+    flavour's prod or demo…), as written, each with the folder below it ("" for none): the source set's camelCase
+    tells `jvmTest` from `latest`."""
+    below = [*folders[2:], ""]
+    return [(b, c) for a, b, c in zip(folders, folders[1:], below, strict=False) if a.lower() == "src"]
+
+
+# The language folders of a Gradle source set: src/<set>/java/, src/<set>/kotlin/ … name <set> a source set.
+_SOURCE_SET_LANGUAGES = frozenset({"java", "kotlin", "scala", "groovy", "aidl"})
+
+
+def _is_test_set(name: str) -> bool:
+    """src/test, src/it (Maven's integration tests), src/testFixtures, src/androidTest, src/commonTest, and an
+    Android flavour's tests (src/testDemo, src/androidTestProd)."""
+    return (
+        name.lower() in ("test", "testfixtures", "it")
+        or _SOURCE_SET_TEST.match(name) is not None
+        or _FLAVOUR_TEST_SET.match(name) is not None
+    )
+
+
+def _is_main_set(name: str, below: str) -> bool:
+    """src/main, src/jvmMain, src/commonMain, and any other set holding a language folder: an Android flavour's
+    src/prod/java/ or src/demo/kotlin/ (nowinandroid's were docs by `samples` in their package path, session 37)."""
+    if name == "main" or _SOURCE_SET_MAIN.match(name) is not None:
+        return True
+    return below in _SOURCE_SET_LANGUAGES and not _is_test_set(name)
 
 
 def _main_source_set(folders: Sequence[str]) -> bool:
-    """Maven/Gradle production code: src/main/…, src/jvmMain/…, src/commonMain/…"""
-    return any(b == "main" or _SOURCE_SET_MAIN.match(b) is not None for b in _source_sets(folders))
+    """Maven/Gradle production code: src/main/…, src/jvmMain/…, src/prod/java/…"""
+    return any(_is_main_set(b, c) for b, c in _source_sets(folders))
 
 
 def _main_source_root(folders: Sequence[str]) -> int:
     """How many folders lie above the first main source set's `src/` (all of them when there is none)."""
     for i, (a, b) in enumerate(zip(folders, folders[1:], strict=False)):
-        if a.lower() == "src" and (b == "main" or _SOURCE_SET_MAIN.match(b) is not None):
+        if a.lower() == "src" and _is_main_set(b, folders[i + 2] if i + 2 < len(folders) else ""):
             return i
     return len(folders)
 
@@ -224,10 +274,7 @@ def _main_source_root(folders: Sequence[str]) -> int:
 def _java_test_tree(folders: Sequence[str]) -> bool:
     """Maven/Gradle tests: src/test/…, src/it/… (Maven's integration tests), src/androidTest/…,
     src/testFixtures/…, src/commonTest/… (`it` alone is no test folder: bloc's Italian docs are in docs/…/it/)."""
-    return any(
-        b.lower() in ("test", "testfixtures", "it") or _SOURCE_SET_TEST.match(b) is not None
-        for b in _source_sets(folders)
-    )
+    return any(_is_test_set(b) for b, _ in _source_sets(folders))
 
 
 @lru_cache(maxsize=64)
