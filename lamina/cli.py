@@ -45,7 +45,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         def error(self, message: str) -> NoReturn:
             from lamina.errors import LaminaError
 
-            raise LaminaError("LAMINA_USAGE", f"{self.prog}: {message}", f"Run `{self.prog} --help`.")
+            hint = f"Run `{self.prog} --help`."
+            homes = _homes_of(message) if self.prog == "lamina" else ()
+            if homes:  # `lamina status`: a subcommand named without its group
+                hint = "Did you mean " + " or ".join(f"`lamina {h}`" for h in homes) + "? " + hint
+            raise LaminaError("LAMINA_USAGE", f"{self.prog}: {message}", hint)
 
     class _Version(argparse.Action):
         """--version, computed only when asked (package metadata costs milliseconds every command would pay)."""
@@ -77,6 +81,31 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     if p is not None:
         p.set_defaults(handler=serve_mcp)
     return parser
+
+
+# The groups each subcommand lives in, for a command that names one without its group (`lamina status`: a
+# new-user run, session 37). tests/test_cli.py checks that each of these parses.
+SUBCOMMAND_HOMES = {
+    "status": ("context status", "graphd status", "runtime status", "cache status"),
+    "prepare": ("work prepare",),
+    "search": ("context search",),
+    "rebuild": ("context rebuild",),
+    "files": ("context files",),
+    "check": ("graph check",),
+    "list": ("graph list",),
+    "stop": ("graphd stop",),
+    "install": ("runtime install", "hook install"),
+    "verify": ("runtime verify",),
+}
+
+
+def _homes_of(message: str) -> tuple[str, ...]:
+    """The groups of the unknown top-level command in argparse's "invalid choice: 'status'" message."""
+    marker = "invalid choice: '"
+    if marker not in message:
+        return ()
+    name = message.split(marker, 1)[1].split("'", 1)[0]
+    return SUBCOMMAND_HOMES.get(name, ())
 
 
 def version_line() -> str:

@@ -11,6 +11,8 @@ from lamina.constants import DEFAULT_MAX_FILE_BYTES
 from lamina.errors import LaminaError
 
 CONFIG_FILE = "lamina.toml"
+DODO_FILE = "dodo.py"  # the doit task file `lamina init` writes beside CONFIG_FILE
+OWN_FILES = (CONFIG_FILE, DODO_FILE)  # Lamina's own files in a repository: never the project's config or code
 
 # Paths never indexed whatever the globs say: vendored and generated trees.
 DEFAULT_EXCLUDES = (

@@ -30,6 +30,20 @@ def test_hints_quote_commands_and_every_quoted_command_exists() -> None:
         assert proc.returncode == 0, f"a hint names `lamina {command}`, which does not exist:\n{proc.stderr}"
 
 
+def test_a_subcommand_named_without_its_group_is_pointed_at_its_groups() -> None:
+    """`lamina status` (a new-user run, session 37) said only "invalid choice"."""
+    from lamina.cli import SUBCOMMAND_HOMES
+
+    proc = run_lamina("status", "--json")
+    error = json.loads(proc.stdout)["error"]
+    assert proc.returncode == ERROR_CODES["LAMINA_USAGE"][0] and error["code"] == "LAMINA_USAGE"
+    assert "`lamina context status`" in error["hint"] and "`lamina graphd status`" in error["hint"]
+    assert "Did you mean" not in json.loads(run_lamina("frobnicate", "--json").stdout)["error"]["hint"]
+    for homes in SUBCOMMAND_HOMES.values():  # every suggestion exists
+        for command in homes:
+            assert run_lamina(*command.split(), "--help").returncode == 0, command
+
+
 @pytest.fixture()
 def repo(tmp_path: Path) -> Path:
     graph = (

@@ -80,3 +80,19 @@ def test_doit_list_uses_laminas_rules_when_the_repository_has_its_own(repo: Path
     assert {"manifest", "chunks", "embeddings", "generation"} <= {
         line.split()[0] for line in listing.stdout.splitlines() if line.strip()
     }
+
+
+def test_missing_build_rules_are_an_internal_error_that_names_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A copy of Lamina without `rules/` used to fail with a bare OSError, which a hosted build reported as its
+    client going away (LAMINA_INTERRUPTED; a new-user run, session 37)."""
+    import lamina.index.build as build
+    from lamina.errors import LaminaError
+
+    monkeypatch.delitem(sys.modules, build._RULES_MODULE, raising=False)
+    monkeypatch.setattr(build, "RULES_INIT", tmp_path / "rules" / "__init__.py")
+    with pytest.raises(LaminaError) as raised:
+        build.lamina_rules()
+    assert raised.value.code == "LAMINA_INTERNAL"
+    assert str(tmp_path / "rules" / "__init__.py") in raised.value.message

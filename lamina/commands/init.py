@@ -32,13 +32,13 @@ threads = 2                     # onnxruntime intra-op threads
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from lamina.config import load_config
+    from lamina.config import CONFIG_FILE, DODO_FILE, load_config
     from lamina.graph.load import expand_graph_globs
     from lamina.repo.git import locate
 
     root = locate(Path.cwd()).root
     written = []
-    for name, content in (("lamina.toml", CONFIG_TEMPLATE), ("dodo.py", DODO_TEMPLATE)):
+    for name, content in ((CONFIG_FILE, CONFIG_TEMPLATE), (DODO_FILE, DODO_TEMPLATE)):
         path = root / name
         if path.exists() and not args.force:
             continue

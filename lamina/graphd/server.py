@@ -86,6 +86,11 @@ def configured_threads(root: Path) -> int:
         return RuntimeConfig().threads
 
 
+class ClientGone(Exception):
+    """The client of a hosted build went away while progress was sent to it (not an OSError of the build's own:
+    a missing file or a full disk is the build's failure, reported as such, session 37)."""
+
+
 class GraphDaemon:
     # The repository instance graphd serves (watch_instance); graphd exits when it is no longer there.
     stamp: InstanceStamp | None = None
@@ -838,7 +843,10 @@ class GraphDaemon:
             nonlocal sent
             sent += 1
             header = {"ok": True, "more": True, "n": sent, "progress": text}
-            conn.sendall(protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, frame.seq, header))
+            try:
+                conn.sendall(protocol.encode_frame(self.key, nonce, protocol.TO_CLIENT, frame.seq, header))
+            except OSError as exc:
+                raise ClientGone(str(exc)) from exc
             self.last_activity = time.monotonic()
 
         started = time.perf_counter()
@@ -863,7 +871,7 @@ class GraphDaemon:
         except LaminaError as err:
             log.info("build failed: %s", err)
             return {"ok": False, **err.to_json()}, b""
-        except OSError as exc:  # the client went away while progress was being sent to it
+        except ClientGone as exc:  # the client went away while progress was being sent to it
             log.info("build stopped: %s", exc)
             gone = LaminaError("LAMINA_INTERRUPTED", "the build was cancelled: its client went away")
             return {"ok": False, **gone.to_json()}, b""

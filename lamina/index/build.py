@@ -37,7 +37,9 @@ def lamina_rules() -> ModuleType:
     loaded = sys.modules.get(_RULES_MODULE)
     if loaded is not None:
         return loaded
-    spec = importlib.util.spec_from_file_location(_RULES_MODULE, RULES_INIT)
+    # (spec_from_file_location gives a spec for a missing file too: the import then fails with a bare OSError,
+    # which a hosted build once reported as its client going away, session 37)
+    spec = importlib.util.spec_from_file_location(_RULES_MODULE, RULES_INIT) if RULES_INIT.is_file() else None
     if spec is None or spec.loader is None:
         raise LaminaError("LAMINA_INTERNAL", f"Lamina's build rules are missing: {RULES_INIT}")
     module = importlib.util.module_from_spec(spec)
@@ -107,6 +109,18 @@ def _cache_doit_plugin_lookup() -> None:
     doit.plugin.entry_points_impl = lambda: lambda group: _doit_plugins(group)
 
 
+def _record_failure(ctx: BuildContext, error: BaseException | None, status: int | None) -> dict[str, Any]:
+    """Write the build's last failure (`context status` shows it) and return the record."""
+    interrupted = isinstance(error, KeyboardInterrupt)
+    record = {
+        "at": time.time(),
+        "code": "LAMINA_INTERRUPTED" if interrupted else getattr(error, "code", "LAMINA_INTERNAL"),
+        "message": str(getattr(error, "message", error) or f"doit exited with status {status}"),
+    }
+    write_json_atomic(ctx.build_dir / LAST_FAILURE_FILE, record)
+    return record
+
+
 def run_build(ctx: BuildContext) -> dict[str, Any]:
     """Run the doit graph to a new active generation. Returns the build statistics."""
     from doit.cmd_base import ModuleTaskLoader
@@ -119,7 +133,11 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     ctx.build_dir.mkdir(parents=True, exist_ok=True)
     if not ctx.hosted:
         warm_graphd(ctx)
-    namespace = lamina_rules().task_definitions(ctx)
+    try:
+        namespace = lamina_rules().task_definitions(ctx)
+    except Exception as exc:  # Lamina's own rules cannot load: a failed build, said by `context status` too
+        _record_failure(ctx, exc, None)
+        raise
     namespace["DOIT_CONFIG"] = {**namespace["DOIT_CONFIG"], "reporter": ZeroReporter}
     ctx.error = None
     # No doit.cfg / [tool.doit] from whatever directory this process runs in: the rules say everything.
@@ -134,13 +152,7 @@ def run_build(ctx: BuildContext) -> dict[str, Any]:
     ctx.progress.finish()
     if ctx.error is not None or status != 0:
         error = ctx.error
-        interrupted = isinstance(error, KeyboardInterrupt)
-        record = {
-            "at": time.time(),
-            "code": "LAMINA_INTERRUPTED" if interrupted else getattr(error, "code", "LAMINA_INTERNAL"),
-            "message": str(getattr(error, "message", error) or f"doit exited with status {status}"),
-        }
-        write_json_atomic(ctx.build_dir / LAST_FAILURE_FILE, record)
+        record = _record_failure(ctx, error, status)
         if isinstance(error, LaminaError):
             raise error
         if isinstance(error, KeyboardInterrupt):

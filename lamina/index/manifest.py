@@ -20,7 +20,7 @@ from typing import Any
 
 import blake3
 
-from lamina.config import Config
+from lamina.config import OWN_FILES, Config
 from lamina.constants import CHUNKER_VERSION, RETRIEVAL_SCHEMA_VERSION
 from lamina.repo.git import Identity, WorkingState, digest_paths
 
@@ -46,10 +46,14 @@ class Manifest:
 
 
 def source_revision(root: Path, state: WorkingState) -> str:
+    """HEAD, and a digest of the changed files when some differ from it. Lamina's own lamina.toml and dodo.py
+    are no change of the project: right after `lamina init` the revision read `+dirty` for them alone (a
+    new-user run, session 37); their settings are part of the fingerprint on their own."""
     head = state.head or "(no commits)"
-    if not state.changed:
+    changed = [p for p in state.changed if p not in OWN_FILES]
+    if not changed:
         return head
-    return f"{head}+dirty.{digest_paths(root, state.changed)[:16]}"
+    return f"{head}+dirty.{digest_paths(root, tuple(changed))[:16]}"
 
 
 def index_settings(config: Config) -> str:
