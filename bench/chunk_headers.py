@@ -259,7 +259,9 @@ def cmd_compare(args: argparse.Namespace) -> None:
     def by_params(params: LocalizeParams, rankers: Sequence[str] = RANKERS) -> Callable[[str, str], Ranker]:
         def make(v: str, name: str) -> Ranker:
             c, q = corpora[v][name], cases[name]
-            return lambda i: localize_all(c, q[i]["query"], qvecs[name][i], rankers=rankers, params=params)[0]
+            return lambda i: (
+                localize_all(c, q[i]["query"], qvecs[name][i], rankers=rankers, params=params).sources
+            )
 
         return make
 

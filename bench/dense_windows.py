@@ -196,7 +196,7 @@ def main() -> None:
             print(f"{name} {v}: {len(texts)} windows for {len(code)} code chunks", flush=True)
         for case, qvec in zip(cases, qvecs, strict=True):
             for v, c in variants.items():
-                rows[v].append(case_metrics(localize_all(c, case["query"], qvec)[0], case))
+                rows[v].append(case_metrics(localize_all(c, case["query"], qvec).sources, case))
     for v in [v for v in rows if v != "product"]:
         cells = []
         for m in ("R@1", "R@10", "MRR", "symR@10"):

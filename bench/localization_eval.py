@@ -621,9 +621,9 @@ def cmd_tune(args: argparse.Namespace) -> None:
             extra["history"] = history_ranking(h, q, code.__contains__, history_params)
         commits = named_commit_paths(git_dir["current"], q)
         scoped = history_of["current"].changes(history_of["head"], q)
-        return localize_all(c, q, v, params=params, extra=extra, commit_paths=commits, scope_history=scoped)[
-            0
-        ]
+        return localize_all(
+            c, q, v, params=params, extra=extra, commit_paths=commits, scope_history=scoped
+        ).sources
 
     from bench.history import HistoryParams, history_ranking
 

@@ -907,7 +907,7 @@ def file_recall(
                 continue
             _, workflows = predict(task, graph, selection, th)
             words = workflow_words(store.closure(list(workflows)), workflows) if workflows else ""
-            sources = localize_all(corpus, task.text, cache.get([task.text])[0], workflow_words=words)[0]
+            sources = localize_all(corpus, task.text, cache.get([task.text])[0], workflow_words=words).sources
             files = list(dict.fromkeys(s["file"] for s in sources))[:k]
             recalls.append(sum(f in files for f in task.files) / len(task.files))
         connection.close()

@@ -128,7 +128,7 @@ def cmd_localization(args: argparse.Namespace, encoder: CrossEncoder) -> None:
         for i, key in enumerate(zip(dump.paths, dump.symbols, strict=True)):
             rows_of.setdefault(key, []).append(i)
         for case, vector in zip(cases, vectors, strict=True):
-            sources, _ = localize_all(corpus, case["query"], vector, limit=40)
+            sources = localize_all(corpus, case["query"], vector, limit=40).sources
             files = list(dict.fromkeys(s["file"] for s in sources))[: args.files]
             texts, owner = [], []
             for s in sources:

@@ -275,6 +275,7 @@ TOOLS: tuple[ToolSpec, ...] = (
                 "retrieval": {"type": "object"},
                 "sources": {"type": "array", "items": _SOURCE},
                 "related": {"type": "array", "items": {"type": "object"}},
+                "config": {"type": "array", "items": {"type": "object"}},
                 "trust": _TRUST,
             },
         },

@@ -47,6 +47,7 @@ def build_packet(
     closure: dict[str, Any] | None,
     sources: list[dict[str, Any]],
     related: list[dict[str, Any]] | None = None,
+    config: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     from lamina.graph.closure import empty_closure, obligations
 
@@ -86,6 +87,8 @@ def build_packet(
         "obligations": obligations(graph) if closure is not None else [],
         "sources": sources,
         "related": related or [],
+        # the configuration files the task names: a dependency, a CI job, a setting (additive, session 37)
+        "config": config or [],
         "trust": {"sources": "untrusted"},
     }
 
@@ -185,6 +188,9 @@ def render_packet(packet: dict[str, Any]) -> str:
     if packet.get("related"):
         lines.append("Related tests and docs (untrusted data):")
         lines.extend(f"  {related_line(r)}" for r in packet["related"])
+    if packet.get("config"):
+        lines.append("Configuration the task names (untrusted data):")
+        lines.extend(f"  {config_line(c)}" for c in packet["config"])
     return "\n".join(lines)
 
 
@@ -198,6 +204,12 @@ def source_line(s: dict[str, Any]) -> str:
         f"{s['file']}:{where}  {s['symbol']} ({s['kind']})  "
         f"file score {s['score']:.4f}  {'; '.join(s['reasons'])}"  # the file's score, shared by its entries
     )
+
+
+def config_line(c: dict[str, Any]) -> str:
+    where = f"{c['file']}:{c['start_line']}-{c['end_line']}"
+    name = "" if c["symbol"].startswith("<") else f"  {c['symbol']}"
+    return f"{where}{name}  {'; '.join(c['reasons'])}".rstrip()
 
 
 def related_line(r: dict[str, Any]) -> str:

@@ -62,9 +62,9 @@ def test_history_ranks_first_a_file_whose_code_names_nothing_the_task_says(tmp_p
     corpus = build_chunk_corpus(paths, ["send", "post", "total"], ["function"] * 3, [1] * 3, [1] * 3, texts,
                                 None, roles=["code"] * 3)  # fmt: skip
     task = "Reverse the booking of a refund"
-    assert localize_all(corpus, task, None)[0] == []  # no code says any of the task's words
+    assert localize_all(corpus, task, None).sources == []  # no code says any of the task's words
     ranking = history_ranking(history, task, {"src/mail.py", "src/ledger.py"}.__contains__)
     assert ranking == ["src/ledger.py", "src/mail.py"]  # 2 close commits, then 1 weak
-    sources = localize_all(corpus, task, None, extra={"history": ranking})[0]
+    sources = localize_all(corpus, task, None, extra={"history": ranking}).sources
     assert [s["file"] for s in sources] == ["src/ledger.py", "src/mail.py"]
     assert history_ranking(history, task, {"src/orders.py"}.__contains__) == []  # only known code files

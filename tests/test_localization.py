@@ -95,9 +95,10 @@ def test_a_task_that_names_a_commit_lists_the_code_it_changed_first() -> None:
     task = "Revert 55fcffe: cancel the order twice"
     plain = [s["file"] for s in localize(corpus, task, None)]
     assert plain[0] == "shop/orders.py" and "shop/totals.py" not in plain
-    assert [r["file"] for r in localize_all(corpus, task, None)[1]] == ["tests/test_orders.py"]
+    assert [r["file"] for r in localize_all(corpus, task, None).related] == ["tests/test_orders.py"]
     changed = {"55fcffe": ("shop/totals.py", "docs/totals.md", "tests/test_sums.py", "gone/deleted.py")}
-    sources, related = localize_all(corpus, task, None, commit_paths=changed)
+    found = localize_all(corpus, task, None, commit_paths=changed)
+    sources, related = found.sources, found.related
     assert [s["file"] for s in sources][:2] == ["shop/totals.py", "shop/orders.py"]
     assert "in a file commit 55fcffe changed, which the task names" in sources[0]["reasons"]
     assert not any("commit" in r for s in sources[1:] for r in s["reasons"])
@@ -109,10 +110,12 @@ def test_a_task_that_names_a_commit_lists_the_code_it_changed_first() -> None:
     # a commit that changed more code files than named_commit_max_files says little: nothing moves
     broad = {"55fcffe": ("shop/totals.py", "shop/format.py")}
     p = LocalizeParams(named_commit_max_files=1)
-    assert [s["file"] for s in localize_all(corpus, task, None, params=p, commit_paths=broad)[0]] == plain
+    assert [
+        s["file"] for s in localize_all(corpus, task, None, params=p, commit_paths=broad).sources
+    ] == plain
     # a commit that changed no code file moves nothing either
     docs_only = {"55fcffe": ("docs/totals.md",)}
-    assert [s["file"] for s in localize_all(corpus, task, None, commit_paths=docs_only)[0]] == plain
+    assert [s["file"] for s in localize_all(corpus, task, None, commit_paths=docs_only).sources] == plain
 
 
 def _corpus(with_vectors: bool = True):
@@ -144,7 +147,8 @@ def _corpus(with_vectors: bool = True):
 
 def test_sources_are_code_files_first_and_related_are_tied_tests_and_docs() -> None:
     corpus = _corpus()
-    sources, related = localize_all(corpus, "Refund a paid order when the warehouse cannot ship it", None)
+    found = localize_all(corpus, "Refund a paid order when the warehouse cannot ship it", None)
+    sources, related = found.sources, found.related
     assert {s["role"] for s in sources} == {"code"}
     assert [s["file"] for s in sources][0] in ("src/refund.py", "src/ship.py")
     ranks = [s["file_rank"] for s in sources]
@@ -350,7 +354,8 @@ def test_a_file_with_code_and_inline_test_chunks_is_a_code_file_and_only_its_cod
     )  # fmt: skip
     layout = corpus.layout()
     assert layout.role_of == ("code", "test")  # whatever order the chunks come in
-    sources, related = localize_all(corpus, "split a refund evenly", None)
+    found = localize_all(corpus, "split a refund evenly", None)
+    sources, related = found.sources, found.related
     assert [(s["file"], s["symbol"]) for s in sources] == [("src/split.rs", "split_refund")]
     assert ("src/split.rs", "tests.splits_evenly") in {(r["file"], r["symbol"]) for r in related}
 
@@ -396,13 +401,23 @@ def test_a_task_scoped_to_an_examples_folder_gets_its_programs_as_sources() -> N
     layout = scoped_layout(corpus.layout(), read_task(scoped))
     assert layout.role_of == ("code", "code", "test", "docs")
     assert corpus.layout().role_of == ("code", "docs", "test", "docs")  # the corpus's own layout is untouched
-    sources, related = localize_all(corpus, scoped, None)
+    found = localize_all(corpus, scoped, None)
+    sources, related = found.sources, found.related
     assert {s["file"] for s in sources} == {"progress.go", "examples/progress/main.go"}
     assert all(s["role"] == "code" for s in sources)
     example = next(s for s in sources if s["file"] == "examples/progress/main.go")
     assert "in the folder the task names: examples" in example["reasons"]
     assert not any("folder" in r for s in sources if s["file"] == "progress.go" for r in s["reasons"])
     assert "examples/progress/main.go" not in {r["file"] for r in related}
+    singular = scoped_layout(
+        corpus.layout(), read_task("ci(example): use the updated progress bar blend api")
+    )
+    assert singular.role_of == (
+        "code",
+        "code",
+        "test",
+        "docs",
+    )  # `example` names examples/ (trpc, session 37)
     for task in ("use the updated progress bar blend api", "fix(progress): use the updated progress bar blend api",
                  "docs: use the updated progress bar blend api"):  # fmt: skip
         assert scoped_layout(corpus.layout(), read_task(task)) is corpus.layout()
@@ -428,9 +443,16 @@ def test_a_task_that_names_an_example_lists_that_examples_program_first() -> Non
     assert read_task("add an example; the example works").examples == ()  # "an", "the": no example's name
     sources = localize(corpus, task, None)
     files = [s["file"] for s in sources]
-    assert set(files[:2]) == {"examples/chat/main.go", "_examples/chat/main.go"} and files[2] == "viewport.go"
+    assert set(files[:2]) == {"examples/chat/main.go", "_examples/chat/main.go"}
+    # the scope `example` names examples/ (session 37): its other programs are candidates too, after the named one
+    assert files[2:] == ["examples/pager/main.go", "viewport.go"]
     by_file = {s["file"]: s["reasons"] for s in sources}
-    assert "in the folder the task names: examples/chat" in by_file["examples/chat/main.go"]  # opened as code
+    assert "in the folder the task names: example" in by_file["examples/chat/main.go"]  # opened as code
+    unscoped = [s["file"] for s in localize(corpus, "resize chat example based on window", None)]
+    assert (
+        set(unscoped[:2]) == {"examples/chat/main.go", "_examples/chat/main.go"}
+        and unscoped[2] == "viewport.go"
+    )
     assert "in the example the task names: _examples/chat" in by_file["_examples/chat/main.go"]
     for plain in ("resize the viewport based on window", "resize the shell example based on window"):
         assert [s["file"] for s in localize(corpus, plain, None)][0] == "viewport.go"
@@ -485,7 +507,7 @@ def test_the_selected_workflows_words_are_weaker_evidence_with_their_own_reason(
     words = "Collect rent\nReceive the incoming bank feed transaction\nPost the payment to the ledger"
     plain = [s["file"] for s in localize(corpus, task, None)]
     assert "src/bank_feed.py" not in plain[:1]
-    sources, _ = localize_all(corpus, task, None, workflow_words=words)
+    sources = localize_all(corpus, task, None, workflow_words=words).sources
     files = [s["file"] for s in sources]
     assert files.index("src/ledger.py") < files.index("src/payments.py")  # "ledger" tells them apart
     ledger = next(s for s in sources if s["file"] == "src/ledger.py")
@@ -494,7 +516,7 @@ def test_the_selected_workflows_words_are_weaker_evidence_with_their_own_reason(
     off = localize_all(
         corpus, task, None, params=LocalizeParams(workflow_term_weight=0.0), workflow_words=words
     )
-    assert [s["file"] for s in off[0]] == plain
+    assert [s["file"] for s in off.sources] == plain
 
 
 @pytest.mark.parametrize(
@@ -539,7 +561,8 @@ def test_a_name_most_related_candidates_hold_ties_none_of_them() -> None:
     roles = ["code", "code"] + ["test"] * 6
     n = len(paths)
     corpus = build_chunk_corpus(paths, symbols, ["function"] * n, [1] * n, [5] * n, texts, None, roles=roles)
-    sources, related = localize_all(corpus, "force_authenticate should accept a duration", None)
+    found = localize_all(corpus, "force_authenticate should accept a duration", None)
+    sources, related = found.sources, found.related
     assert {s["file"] for s in sources} == {"rest_framework/test.py", "rest_framework/fields.py"}
     tied = {r["file"]: r["for"]["file"] for r in related}
     assert tied == {
@@ -676,13 +699,14 @@ def test_the_test_file_named_after_a_source_leads_related(monkeypatch: pytest.Mo
     corpus = build_chunk_corpus(paths, symbols, ["method", "method", "function", "function", "function", "function"],
                                 [1, 1, 1, 1, 1, 20], [9, 9, 9, 9, 9, 29], texts, None, roles=roles)  # fmt: skip
     task = "Uint flags should accept hexadecimal values like 0x1F"
-    sources, related = localize_all(corpus, task, None)
+    found = localize_all(corpus, task, None)
+    sources, related = found.sources, found.related
     assert sources[0]["file"] == "flag_uint.go"
     assert related[0]["file"] == "flag_uint_test.go" and related[0]["for"]["file"] == "flag_uint.go"
     import lamina.retrieval.localization as localization
 
     monkeypatch.setattr(localization, "LOCALIZE_OWN_TESTS_FIRST", False)
-    by_words = localize_all(corpus, task, None)[1]  # without the rule: the test with the task's words
+    by_words = localize_all(corpus, task, None).related  # without the rule: the test with the task's words
     assert by_words[0]["file"] == "flag_int_test.go"
 
 
@@ -761,3 +785,21 @@ def test_a_pasted_issues_environment_dump_and_checklist_are_no_words_of_the_task
     assert {"stringsliceflag", "append", "default", "kept"} <= set(terms)
     assert not {"goarch", "amd64", "linux", "manual", "releas", "search"} & set(terms)
     assert {"maxretry", "low"} <= set(read_task("MAX_RETRIES=3 is too low").terms)
+
+
+def test_a_pull_requests_template_links_trailers_and_references_are_no_words_of_the_task() -> None:
+    """A new-user run on trpc (session 37): a PR description's comments, badges, hosts, co-author lines and
+    `(#2601)` sent the task elsewhere and filled `unknown_words`."""
+    task = read_task(
+        "feat(client): infer outputs correctly (#2601)\n\n<!-- Describe the change and link the issue -->\n"
+        "![badge](https://img.shields.io/npm/v/trpc.svg) See [inference](https://trpc.io/docs/inference).\n"
+        "Fixes #123. Closes #45. GH-77\n\nCo-authored-by: Jane Doe <jane@example.com>\n"
+        "Signed-off-by: Ann Lee <ann@example.com>\nChange-Id: I8f3a9c2"
+    )
+    assert {"infer", "output", "inferenc"} <= set(task.terms)
+    said = {task.words.get(t, t) for t in task.terms}
+    for noise in ("2601", "describe", "badge", "https", "img", "shields", "io", "123", "45", "77", "co", "jane",
+                  "signed", "ann", "change", "i8f3a9c2"):  # fmt: skip
+        assert noise not in said and noise not in task.terms
+    kept = read_task("Use colour #333 for links; see PR notes")  # a hex colour and words stay
+    assert "333" in kept.terms and "link" in kept.terms

@@ -28,6 +28,7 @@ TOP_KEYS = {
     "obligations",
     "sources",
     "related",
+    "config",
     "trust",
 }
 INDEX_KEYS = {

@@ -80,11 +80,11 @@ def test_the_file_the_scopes_commits_almost_always_changed_comes_first() -> None
     task = "types: add a type to the matcher"
     assert [s["file"] for s in localize(corpus, task, None)][0] == "src/matcher.py"
     usual = [("src/types.py",), ("src/types.py", "docs/types.md"), ("src/types.py",), ("docs/types.md",)]
-    sources = localize_all(corpus, task, None, scope_history=usual)[0]
+    sources = localize_all(corpus, task, None, scope_history=usual).sources
     assert sources[0]["file"] == "src/types.py"  # the commit that changed docs only does not count
     assert "changed by 3 of the last 3 commits with the task's scope" in sources[0]["reasons"]
     for weak in (usual[:2], [("src/types.py",), ("src/matcher.py",), ("src/types.py",)]):  # too few; 2 of 3
-        assert [s["file"] for s in localize_all(corpus, task, None, scope_history=weak)[0]][
+        assert [s["file"] for s in localize_all(corpus, task, None, scope_history=weak).sources][
             0
         ] == "src/matcher.py"
 

@@ -106,3 +106,37 @@ def test_the_index_is_built_only_when_a_word_could_be_mistyped() -> None:
     assert read_as(["asyncclient", "ab12c", "rend"], {"asyncclient": "asyncClient"}, index_of) == {}
     assert asked == []  # an identifier, a word with digits, a short word: nothing to read
     assert read_as(["sugestion"], {}, index_of) == {"sugestion": "suggestion"} and asked == [1]
+
+
+def test_inflected_english_words_and_names_inside_a_sentence_are_not_respelt() -> None:
+    """New-user runs (session 37) saw "setters" read as `better`, "quirks" as `quick` and "Discord" as `discard`."""
+    vocabulary = {term: column for column, term in enumerate(["better", "quick", "discard", "command"])}
+    english = frozenset({"setter", "quirk", "revert", "make"})
+    index = spelling_index(vocabulary, np.asarray([3, 3, 3, 3]), english)
+    said = {
+        "setters": "setters",
+        "quirks": "quirks",
+        "reverted": "reverted",
+        "making": "making",
+        "discord": "Discord",
+    }
+    assert read_as(list(said), said, lambda: index, frozenset({"Discord"})) == {}
+    assert read_as(["discord"], {"discord": "Discord"}, lambda: index) == {"discord": "discard"}  # not a name
+    assert read_as(["comand"], {"comand": "comand"}, lambda: index) == {
+        "comand": "command"
+    }  # a typo still is
+
+
+def test_the_english_words_include_a_dictionarys_not_only_the_vocabulary() -> None:
+    english = load_english_words()
+    assert {"revert", "setter", "quirk", "discord", "fallback"} <= english
+    assert not {"sugestion", "comand", "timestmap"} & english
+
+
+def test_a_capitalised_name_inside_the_task_is_never_read_as_a_typo() -> None:
+    corpus = build_chunk_corpus(
+        ["src/discard.py"], ["discard_message"], ["function"], [1], [5], ["def discard_message(): drop it"],
+        None, roles=["code"],
+    )  # fmt: skip
+    assert word_coverage(corpus, "Post the release to Dicard channels")["read_as"] == {}
+    assert word_coverage(corpus, "post the release to dicard channels")["read_as"] == {"dicard": "discard"}

@@ -270,6 +270,44 @@ def test_init_and_graph_check_say_when_no_graph_file_matches(tmp_path: Path) -> 
     assert json.loads(again.stdout)["graph_files"] == ["product/shop.toml"]
 
 
+def test_a_dependency_bump_without_a_product_graph_lists_its_build_file_through_graphd(
+    tmp_path: Path,
+) -> None:
+    """Real graphd, real model, no product graph (session 37): a bump lists the file that declares the package
+    in `config` (code stays in `sources`), `workflow_source` says nothing was selected, and the revision right
+    after `lamina init` is HEAD, not `+dirty` for Lamina's own untracked lamina.toml and dodo.py."""
+    from tests.helpers import make_repo
+
+    repo = make_repo(
+        tmp_path / "r",
+        {
+            "src/app/client.py": "import pydantic\n\ndef fetch(url):\n    return url.strip()\n",
+            "src/app/orders.py": "def cancel(order):\n    order.refund()\n    return order\n",
+            "requirements.txt": "pydantic==2.6.0\nhttpx==0.27.0\n",
+            "pyproject.toml": '[project]\nname = "app"\ndependencies = ["pydantic>=2.6", "httpx>=0.27"]\n',
+        },
+    )
+    head = run_lamina("init", cwd=repo)
+    assert head.returncode == 0, head.stderr
+    bump = run_lamina("work", "prepare", "--json", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo)
+    assert bump.returncode == 0, bump.stderr
+    packet = json.loads(bump.stdout)
+    assert {c["file"] for c in packet["config"]} == {"requirements.txt", "pyproject.toml"}
+    assert all(c["role"] == "config" and c["reasons"] for c in packet["config"])
+    assert all(s["role"] == "code" for s in packet["sources"])
+    assert packet["retrieval"]["workflow_source"] == "none"
+    assert "+dirty" not in packet["index"]["source_revision"]  # only lamina.toml and dodo.py are untracked
+    text = run_lamina("work", "prepare", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo).stdout
+    assert "Configuration the task names (untrusted data):" in text and "requirements.txt:1-" in text
+    code_task = json.loads(
+        run_lamina("work", "prepare", "--json", "cancel should refund the order", cwd=repo).stdout
+    )
+    assert code_task["config"] == [] and code_task["sources"][0]["file"] == "src/app/orders.py"
+    (repo / "src" / "app" / "orders.py").write_text("def cancel(order):\n    return None\n")
+    dirty = json.loads(run_lamina("work", "prepare", "--json", "cancel the order", cwd=repo).stdout)
+    assert "+dirty." in dirty["index"]["source_revision"]  # a change of the project still says so
+
+
 def test_a_sparse_checkout_that_leaves_the_graph_out_is_named(tmp_path: Path) -> None:
     """`git sparse-checkout set src` left product/ out: `graph check` said only "no file matches", and
     packets silently held sources only (a new-user run, session 35)."""

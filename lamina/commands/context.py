@@ -256,7 +256,7 @@ def search_sources(
     ctx = open_context(quiet=quiet, allow_lexical=True, progress=progress)
     sync(ctx)
     result = query_current_generation(ctx, "query.search", text=text, ranker=ranker)
-    for key in ("sources", "related"):
+    for key in ("sources", "related", "config"):
         if isinstance(result.get(key), list):
             result[key] = result[key][:limit]
     return result
@@ -274,13 +274,14 @@ def _limit(value: str) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from lamina.packet import related_line, source_line, unknown_words_note
+    from lamina.packet import config_line, related_line, source_line, unknown_words_note
 
     result = search_sources(args.text, args.ranker, limit=args.limit, quiet=getattr(args, "quiet", False))
     note = unknown_words_note(result["retrieval"])
     related = [f"related: {related_line(r)}" for r in result.get("related", [])]
+    config = [f"config: {config_line(c)}" for c in result.get("config", [])]
     human = (note + "\n" if note else "") + (
-        "\n".join([*(source_line(s) for s in result["sources"]), *related]) or "(no sources)"
+        "\n".join([*(source_line(s) for s in result["sources"]), *related, *config]) or "(no sources)"
     )
     emit(args, result, human)
     return 0

@@ -22,8 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from lamina.config import OWN_FILES
 from lamina.constants import (
     BM25_FIELD_WEIGHTS,
+    CONFIG_LIMIT,
+    CONFIG_MIN_SHARE,
     LOCALIZE_DENSE_DAMPING,
     LOCALIZE_FILE_DEPTH,
     LOCALIZE_FILE_SCORER,
@@ -32,6 +35,7 @@ from lamina.constants import (
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
     LOCALIZE_NAMED_COMMIT_MAX_FILES,
+    LOCALIZE_NAMED_FILE_MAX,
     LOCALIZE_NAMED_SYMBOLS_LEAD,
     LOCALIZE_NEW_FILE_BONUS,
     LOCALIZE_ONE_PER_SYMBOL,
@@ -58,12 +62,14 @@ from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
 from lamina.retrieval.fusion import top_k
+from lamina.retrieval.mood import capitalised_names
 from lamina.retrieval.release import reads_as_release, states_version
 from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
 from lamina.retrieval.spelling import SpellingIndex, read_as, spelling_index
 from lamina.retrieval.tokenize import (
     TaskQuery,
     read_task,
+    reads_as_configuration,
     split_words,
     stack_frames,
     tokenize,
@@ -73,6 +79,7 @@ from lamina.retrieval.tokenize import (
 MAX_REASON_TERMS = 6
 SOURCE_ROLE = "code"
 RELATED_ROLES = ("test", "docs")
+CONFIG_ROLE = "config"
 # Where the example program a task names ("fix the chat example") lives: <one of these>/<its name>/.
 EXAMPLE_DIRS = ("examples", "example", "_examples", "samples", "sample")
 RELATED_DEPTH = 100  # best BM25 test and docs chunks searched for related entries
@@ -145,6 +152,7 @@ class _Layout:
     role_of: tuple[str, ...]
     chunk_roles: tuple[str, ...]  # per chunk
     related: np.ndarray  # bool per chunk: a test or docs chunk (a `related` candidate)
+    config: np.ndarray  # bool per chunk: a configuration chunk (a `config` candidate)
     code: np.ndarray  # bool per chunk: a source candidate
     name_terms: Mapping[str, np.ndarray]  # term of a symbol's or path's whole identifiers -> chunk indices
     number: Mapping[str, int]  # file -> its number
@@ -195,6 +203,11 @@ def _build_layout(corpus: ChunkCorpus) -> _Layout:
         tuple(role_of),
         tuple(roles),
         np.fromiter((r in RELATED_ROLES for r in roles), bool, len(corpus)),
+        np.fromiter(
+            (r == CONFIG_ROLE and p not in OWN_FILES for r, p in zip(roles, corpus.paths, strict=True)),
+            bool,
+            len(corpus),
+        ),
         code,
         {t: np.asarray(v, np.int64) for t, v in postings.items()},
         number,
@@ -236,13 +249,18 @@ def example_folders(task: TaskQuery) -> tuple[str, ...]:
 
 def folder_start(path: str, folder: str) -> int:
     """Where `folder` (lower-case, "/" between folders) first lies in `path` as a run of its folders: the
-    index of the run's first folder, or -1."""
+    index of the run's first folder, or -1. A folder matches its name with or without a plural "s" (trpc's
+    `ci(example): …` is about examples/, a new-user run of session 37)."""
     lowered = [p.casefold() for p in path.split("/")[:-1]]
     wanted = folder.split("/")
     for start in range(len(lowered) - len(wanted) + 1):
-        if lowered[start : start + len(wanted)] == wanted:
+        if all(_same_folder(have, want) for have, want in zip(lowered[start:], wanted, strict=False)):
             return start
     return -1
+
+
+def _same_folder(have: str, want: str) -> bool:
+    return have == want or have == want + "s" or have + "s" == want
 
 
 def _deciding_folder(path: str, folders: Sequence[str]) -> str | None:
@@ -421,7 +439,7 @@ def localize(
     """Ranked code sources, best file first; one entry per symbol (overlapping windows merged).
 
     `rankers` narrows the policy to one ranker for diagnosis and evaluation (`context search --ranker`)."""
-    return localize_all(corpus, query, query_vector, limit, rankers, params)[0]
+    return localize_all(corpus, query, query_vector, limit, rankers, params).sources
 
 
 @dataclass(frozen=True)
@@ -453,7 +471,7 @@ def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
     rather than looking as sure as any other (`retrieval` in packet v5)."""
     task = read_task(query)
     unknown = _unknown_terms(corpus, task)
-    misspelt = _misspelt(corpus, task) if LOCALIZE_READ_MISSPELT else {}
+    misspelt = _misspelt(corpus, task, capitalised_names(query)) if LOCALIZE_READ_MISSPELT else {}
     return {
         "unknown_words": list(dict.fromkeys(task.words.get(t, t) for t in unknown)),
         "known_terms": len(task.terms) - len(unknown),
@@ -465,10 +483,10 @@ def _unknown_terms(corpus: ChunkCorpus, task: TaskQuery) -> list[str]:
     return [t for t in task.terms if t not in corpus.bm25.vocabulary]
 
 
-def _misspelt(corpus: ChunkCorpus, task: TaskQuery) -> dict[str, str]:
+def _misspelt(corpus: ChunkCorpus, task: TaskQuery, names: Sequence[str] = ()) -> dict[str, str]:
     """Each unknown term of the task that reads as an indexed one -> that term (spelling.read_as)."""
     unknown = _unknown_terms(corpus, task)
-    return read_as(unknown, task.words, corpus.spelling) if unknown else {}
+    return read_as(unknown, task.words, corpus.spelling, frozenset(names)) if unknown else {}
 
 
 def _surface(corpus: ChunkCorpus, term: str) -> str:
@@ -489,7 +507,7 @@ def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE
     """read_task, with each mistyped term the index does not know read as the indexed term it most likely
     is (spelling.read_as: "comand" as command); reasons quote the task's word and what it was read as."""
     task = read_task(query)
-    misspelt = _misspelt(corpus, task) if read_misspelt else {}
+    misspelt = _misspelt(corpus, task, capitalised_names(query)) if read_misspelt else {}
     if not misspelt:
         return task
     words = dict(task.words)
@@ -497,6 +515,16 @@ def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE
         words.setdefault(term, f"{task.words.get(typo, typo)} (as {_surface(corpus, term)})")
     terms = tuple(dict.fromkeys(misspelt.get(t, t) for t in task.terms))
     return replace(task, terms=terms, words=words)
+
+
+@dataclass(frozen=True)
+class Localized:
+    """What a task points at: code `sources`, the tests and docs `related` to them, and the configuration files
+    the task names (`config`: a dependency, a CI job, a setting). Source text: untrusted data."""
+
+    sources: list[dict[str, Any]]
+    related: list[dict[str, Any]]
+    config: list[dict[str, Any]]
 
 
 def localize_all(
@@ -510,8 +538,8 @@ def localize_all(
     workflow_words: str = "",
     commit_paths: Mapping[str, Sequence[str]] | None = None,
     scope_history: Sequence[Sequence[str]] = (),
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(sources, related): see the module docstring. `extra`: further file rankings (name -> paths, best
+) -> Localized:
+    """Sources, related and config: see the module docstring and Localized. `extra`: further file rankings (name -> paths, best
     first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
     measures candidate rankers this way (bench/history.py) before any is built into the product.
     `workflow_words`: the selected workflows' own words (lamina/graph/closure.py workflow_words), further
@@ -524,7 +552,7 @@ def localize_all(
         corpus, query, query_vector, rankers, p, extra, workflow_words, commit_paths, scope_history
     )
     if ranked is None:
-        return [], []
+        return Localized([], [], [])
     layout = ranked.layout
     sources = _fill_sources(
         corpus,
@@ -539,8 +567,10 @@ def localize_all(
         ranked.workflow_terms,
     )
     changed = {path: c for c in ranked.commits for path in (commit_paths or {}).get(c, ())}
-    related = _related(corpus, layout, ranked.task, ranked.chunk_scores.get("lexical"), sources, changed)
-    return sources, related
+    lexical = ranked.chunk_scores.get("lexical")
+    related = _related(corpus, layout, ranked.task, lexical, sources, changed)
+    config = _named_config(corpus, layout, ranked.task, lexical, reads_as_configuration(query))
+    return Localized(sources, related, config)
 
 
 def rank_files(
@@ -615,6 +645,11 @@ def rank_files(
         fused_files, lead = _version_files_first(corpus, layout, fused_files)
         for f in {int(layout.file_of[i]) for i in lead}:
             file_reasons[f] = (*file_reasons.get(f, ()), "states the version a release task changes")
+    written_files = _named_files(layout, task.files)
+    if written_files:  # the files the task names by name and suffix or by path (`registry.h`, `src/pager.rs`)
+        fused_files = _files_first(layout, fused_files, written_files, in_given_order=True)
+        for f in written_files:
+            file_reasons[f] = (*file_reasons.get(f, ()), "the task names this file")
     traced = _stack_trace_files(layout, stack_frames(query)) if LOCALIZE_STACK_TRACE_FIRST else []
     if traced:  # the code files of the frames of a stack trace the task quotes, innermost first
         fused_files = _files_first(layout, fused_files, traced, in_given_order=True)
@@ -632,6 +667,42 @@ def rank_files(
             )
         commits = tuple(dict.fromkeys(changed_by.values()))
     return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits)
+
+
+def _named_files(layout: _Layout, written: Sequence[str]) -> list[int]:
+    """The code files the task names (TaskQuery.files), in the order written: a file whose path is the written
+    one or ends with "/" and it, as written or else in any case; a name that more than LOCALIZE_NAMED_FILE_MAX
+    files end with (`index.ts`, `__init__.py`) names none. spdlog's "Update registry.h code formatting" listed
+    `registry.h` fourth, behind files that share its words (a new-user run, session 37)."""
+    if not written:
+        return []
+    names = {n.rsplit("/", 1)[-1].casefold() for n in written}
+    by_name: dict[
+        str, list[int]
+    ] = {}  # only for tasks that name a file: a pass over the paths (~3 ms at 10,000)
+    for f, path in enumerate(layout.files):
+        name = path.rsplit("/", 1)[-1].casefold()
+        if name in names and layout.role_of[f] == SOURCE_ROLE:
+            by_name.setdefault(name, []).append(f)
+    out: list[int] = []
+    for name in written:
+        candidates = by_name.get(name.rsplit("/", 1)[-1].casefold(), [])
+        for same_case in (True, False):
+            if same_case:
+                found = [f for f in candidates if _ends_with_path(layout.files[f], name)]
+            else:
+                found = [
+                    f for f in candidates if _ends_with_path(layout.files[f].casefold(), name.casefold())
+                ]
+            if found:
+                break
+        if 0 < len(found) <= LOCALIZE_NAMED_FILE_MAX:
+            out.extend(f for f in found if f not in out)
+    return out
+
+
+def _ends_with_path(path: str, written: str) -> bool:
+    return path == written or path.endswith("/" + written)
 
 
 def _stack_trace_files(layout: _Layout, frames: Sequence[str]) -> list[int]:
@@ -786,7 +857,9 @@ def _scored_files(
 
 
 def _name_scores(layout: _Layout, task: TaskQuery, n: int) -> np.ndarray | None:
-    """Per chunk: how many of the identifiers the task names are its symbol's or file's name."""
+    """Per chunk: how many of the identifiers the task names are its symbol's or file's name. (A name many files
+    hold still counts: leaving out names more than 3, 5, 10 or 20 code files hold lost on the training and tuning
+    repositories, session 37.)"""
     if not task.names:
         return None
     scores = np.zeros(n, dtype=np.float64)
@@ -824,6 +897,16 @@ def _within_file_order(
     return [int(rows[j]) for j in np.lexsort((rows, -fused))]
 
 
+def _matched_words(corpus: ChunkCorpus, task: TaskQuery, doc: int) -> list[str]:
+    """The task's own words behind the terms chunk `doc` matches, at most MAX_REASON_TERMS."""
+    terms = matched_terms(corpus.bm25, doc, list(task.terms))
+    words = list(dict.fromkeys(task.words.get(t, t) for t in terms))
+    # a number of one or two digits (`0` of "0x1F", `3` of "v3") says nothing about why a chunk matched, when
+    # words of the task matched too (new-user runs on urfave/cli and rich, session 36)
+    words = [w for w in words if not (w.isdigit() and len(w) <= 2)] or words
+    return words[:MAX_REASON_TERMS]
+
+
 def _reasons(
     corpus: ChunkCorpus,
     task: TaskQuery,
@@ -833,12 +916,7 @@ def _reasons(
     workflow_terms: Mapping[str, str] | None = None,
 ) -> list[str]:
     reasons = [f"file rank {file_rank}"]
-    terms = matched_terms(corpus.bm25, doc, list(task.terms))
-    words = list(dict.fromkeys(task.words.get(t, t) for t in terms))
-    # a number of one or two digits (`0` of "0x1F", `3` of "v3") says nothing about why a chunk matched, when
-    # words of the task matched too (new-user runs on urfave/cli and rich, session 36)
-    words = [w for w in words if not (w.isdigit() and len(w) <= 2)] or words
-    words = words[:MAX_REASON_TERMS]
+    words = _matched_words(corpus, task, doc)
     if words:
         reasons.append("lexical: " + ", ".join(words))
     if workflow_terms:
@@ -1104,6 +1182,51 @@ def _related(
         )
         if len(out) >= RELATED_LIMIT:
             break
+    return out
+
+
+def _named_config(
+    corpus: ChunkCorpus,
+    layout: _Layout,
+    task: TaskQuery,
+    lexical: np.ndarray | None,
+    about_configuration: bool = False,
+) -> list[dict[str, Any]]:
+    """The configuration files the task names: at most CONFIG_LIMIT files (build files, dependency lists, CI
+    workflows, settings), each by its best BM25 chunk, best first — only when that chunk matches the task at
+    least CONFIG_MIN_SHARE as well as the best code chunk does. "Bump jackson-databind from 2.15 to 2.17" is a
+    change of metrics/pom.xml, which `sources` (code only) can never list; "fix the NPE in JsonReader" names
+    no configuration. A task whose first line says it is about configuration (`about_configuration`:
+    tokenize.reads_as_configuration, "deps: qs@2.2.0", "Bump …") lists it whatever the code matches. Session 37:
+    1,469 of 4,622 commits of the training and tuning repositories changed configuration and no code."""
+    if lexical is None or not layout.config.any():
+        return []
+    rows = np.flatnonzero(layout.config & (lexical > 0))
+    if rows.size == 0:
+        return []
+    code = lexical[layout.code]
+    best_code = float(code.max()) if code.size else 0.0
+    if not about_configuration and float(lexical[rows].max()) < CONFIG_MIN_SHARE * best_code:
+        return []
+    best: dict[int, int] = {}  # file number -> its best chunk
+    for i in rows[np.lexsort((rows, -lexical[rows]))].tolist():
+        best.setdefault(int(layout.file_of[i]), i)
+        if len(best) >= CONFIG_LIMIT:
+            break
+    out = []
+    for i in best.values():
+        words = _matched_words(corpus, task, i)
+        out.append(
+            {
+                "file": corpus.paths[i],
+                "symbol": corpus.symbols[i],
+                "kind": corpus.kinds[i],
+                "role": CONFIG_ROLE,
+                "start_line": corpus.starts[i],
+                "end_line": corpus.ends[i],
+                "reasons": ["lexical: " + ", ".join(words)] if words else [],
+            }
+        )
     return out
 
 

@@ -125,16 +125,22 @@ _STARTS_HERE = re.compile(r"(?:^|[.!?:;\n]|\n\s*(?:\d+[.)]|[-*\u2022]))[\s\"'(\u
 _LOOK_BACK = 24  # characters read before a word: a list marker, quotes and spaces fit; reading stays linear
 
 
-def names_an_instance(task: str) -> bool:
-    """The task names one particular case — someone, somewhere, some firm or day — by a capitalised word
-    inside a sentence: it is about running the product as it is, not about behaviour it lacks."""
+def capitalised_names(task: str) -> list[str]:
+    """The capitalised words inside a sentence (not starting a sentence, a line or a list item), as written."""
+    names = []
     for m in _CAPITALISED.finditer(task):
         start = m.start()
         # "\0" stands for the text cut off before the window, so `^` matches only the task's own start.
         before = ("\0" if start > _LOOK_BACK else "") + task[max(0, start - _LOOK_BACK) : start]
         if not _STARTS_HERE.search(before):
-            return True
-    return False
+            names.append(m.group(0))
+    return names
+
+
+def names_an_instance(task: str) -> bool:
+    """The task names one particular case — someone, somewhere, some firm or day — by a capitalised word
+    inside a sentence: it is about running the product as it is, not about behaviour it lacks."""
+    return bool(capitalised_names(task))
 
 
 def reads_as_report(task: str) -> bool:

@@ -20,6 +20,7 @@ from lamina.constants import (
     LOCALIZE_NAMED_COMMITS_READ,
     LOCALIZE_SCOPE_COMMITS,
     LOCALIZE_SCOPE_HISTORY_READ,
+    SELECTION_NO_ROOTS_REASON,
 )
 from lamina.errors import LaminaError
 from lamina.graph.closure import workflow_words
@@ -42,6 +43,7 @@ from lamina.retrieval.localization import (
     CHUNK_FIELDS,
     RANKERS,
     ChunkCorpus,
+    Localized,
     chunk_documents,
     chunk_name_terms,
     localize_all,
@@ -676,11 +678,13 @@ class RetrievalService:
                     dense_error.effective_hint + " Or name the workflow with --workflow <id> (lexical only).",
                 )
             selection = self._select(state, task)
-            source = "selected"
+            # no product graph to select from: nothing was selected (session 37: "selected" beside
+            # new_workflow_required read as a verdict; the text says "Selection: none")
+            source = "none" if SELECTION_NO_ROOTS_REASON in selection.reasons else "selected"
         closure = self.product.closure(list(selection.workflows)) if selection.workflows else None
         # the selected workflows' own words are further evidence for where the change goes (session 32)
         words = workflow_words(closure, selection.workflows) if closure is not None else ""
-        sources, related = self._localize(state, task, qvec, words=words)
+        found = self._localize(state, task, qvec, words=words)
         return build_packet(
             task=task,
             state_manifest=state.manifest,
@@ -692,8 +696,9 @@ class RetrievalService:
             coverage=word_coverage(state.chunks, task),
             selection=selection,
             closure=closure,
-            sources=sources,
-            related=related,
+            sources=found.sources,
+            related=found.related,
+            config=found.config,
         )
 
     def _localize(
@@ -703,7 +708,7 @@ class RetrievalService:
         qvec: np.ndarray | None,
         rankers: Sequence[str] = RANKERS,
         words: str = "",
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    ) -> Localized:
         """localize_all with what the repository's history says about the task: the commits it names, and
         what its commit scope's recent commits changed."""
         return localize_all(
@@ -744,7 +749,7 @@ class RetrievalService:
             assert dense_error is not None
             raise dense_error
         rankers = {"hybrid": ("lexical", "dense"), "lexical": ("lexical",), "dense": ("dense",)}[ranker]
-        sources, related = self._localize(state, text, qvec, rankers=rankers)
+        found = self._localize(state, text, qvec, rankers=rankers)
         return {
             "query": text,
             "retrieval": {
@@ -752,7 +757,8 @@ class RetrievalService:
                 "ranker": ranker,
                 **word_coverage(state.chunks, text),
             },
-            "sources": sources,
-            "related": related,  # the tests and docs tied to those sources, as in a packet
+            "sources": found.sources,
+            "related": found.related,  # the tests and docs tied to those sources, as in a packet
+            "config": found.config,  # the configuration files the text names, as in a packet
             "trust": {"sources": "untrusted"},
         }

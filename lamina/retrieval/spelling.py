@@ -5,8 +5,9 @@ urfave/cli, session 36): a term no indexed file has scores nothing. A word of th
 not know, of SPELLING_MIN_CHARS letters or more, is read as the indexed term one edit away (an edit inserts,
 deletes or replaces a letter, or swaps two neighbours: the optimal string alignment distance), the one in
 most chunks when several are. Not an English word (a commit's "unnecessary" is no typo of `necessary`, nor
-"protection" of `production`: the selection model's vocabulary tells), nor an identifier or a compound
-(`encodeURL`, `percent-safe`: a name the code does not have yet). The packet says what it read each word as
+"protection" of `production`, "setters" of `better`: the selection model's vocabulary and two dictionaries tell,
+with the word's plain form for "-s", "-ed", "-ing", "-er"), nor a capitalised name inside a sentence ("about
+Discord"), nor an identifier or a compound (`encodeURL`, `percent-safe`: a name the code does not have yet). The packet says what it read each word as
 (`retrieval.read_as`). Pure: the vocabulary's terms by length are built once per index.
 
 Written by hand around rapidfuzz's distance (a well-kept C++ library), because what to compare with what and
@@ -54,12 +55,39 @@ def spelling_index(
     )
 
 
+# What an English word's inflected form adds to its plain form: quirks, reverted, reverting, setters, making.
+_INFLECTIONS = (
+    ("s", ""),
+    ("es", ""),
+    ("ed", ""),
+    ("ed", "e"),
+    ("ing", ""),
+    ("ing", "e"),
+    ("er", ""),
+    ("ers", ""),
+)
+
+
+def is_english(word: str, english: frozenset[str]) -> bool:
+    """Whether a lower-case word, or its plain form, is one of `english`."""
+    if word in english:
+        return True
+    return any(
+        word.endswith(ending) and len(word) - len(ending) >= 3 and word[: -len(ending)] + plain in english
+        for ending, plain in _INFLECTIONS
+    )
+
+
 def read_as(
-    unknown: Sequence[str], said: Mapping[str, str], index_of: Callable[[], SpellingIndex]
+    unknown: Sequence[str],
+    said: Mapping[str, str],
+    index_of: Callable[[], SpellingIndex],
+    names: frozenset[str] = frozenset(),
 ) -> dict[str, str]:
     """Each unknown term that reads as an indexed one -> that term (see the module docstring). `said`: term ->
-    the task's word behind it (TaskQuery.words); `index_of` gives the index, asked only when some word could
-    be mistyped (building it costs 22-51 ms once per generation)."""
+    the task's word behind it (TaskQuery.words); `names`: the task's capitalised words inside a sentence, never
+    read as another; `index_of` gives the index, asked only when some word could be mistyped (building it costs
+    22-51 ms once per generation)."""
     out: dict[str, str] = {}
     words = {
         term: said.get(term, term)
@@ -70,11 +98,12 @@ def read_as(
         and said.get(term, term).isalpha()
     }  # not a compound, a path or a number
     words = {t: w for t, w in words.items() if w[1:] == w[1:].lower()}  # not an identifier (`asyncClient`)
+    words = {t: w for t, w in words.items() if w not in names}  # a name: "Discord", "Kowalski"
     if not words:
         return out
     index = index_of()
     for term, word in words.items():
-        if word.lower() in index.english:
+        if is_english(word.lower(), index.english):
             continue  # an English word the code just does not use
         best: tuple[int, int, str] | None = None  # (distance, -chunks, term): the smallest wins
         for n in range(len(term) - 1, len(term) + 2):

@@ -237,6 +237,27 @@ def commit_scope(text: str) -> str | None:
     return None if plain.casefold() in COMMIT_TYPES else plain
 
 
+# A task about configuration by its first line: a commit type or scope for builds, CI or dependencies
+# (`ci: …`, `build(deps): …`, `chore(deps): …`, `deps: qs@2.2.0`), or the word "Bump" first ("Bump MSRV to
+# 1.58", Dependabot's "Bump pytest from 9.1.0 to 9.1.1").
+CONFIGURATION_SCOPES = frozenset("build ci deps deps-dev dependencies".split())
+
+
+def reads_as_configuration(text: str) -> bool:
+    """Whether the task's first line says it changes configuration (CONFIGURATION_SCOPES, or "Bump" first)."""
+    first = text.lstrip().split("\n", 1)[0]
+    scope = _subject_scope(first)
+    if scope is not None:
+        said = {
+            scope.group("type") or "",
+            *re.split(r"[,\s]+", scope.group("conv") or scope.group("plain") or ""),
+        }
+        if {w.casefold() for w in said} & CONFIGURATION_SCOPES:
+            return True
+        first = first[scope.end() :]
+    return first.lstrip().casefold().startswith("bump ")
+
+
 # Stack-trace frames a task may quote, each giving the source file of the frame:
 #   Java/Kotlin `at org.shop.UserService.updateUser(UserService.java:192)` (the class's package names its folders),
 #   .NET `at Shop.IdentityService.AuthorizeAsync(String id) in /src/IdentityService.cs:line 56`,
@@ -271,14 +292,43 @@ def stack_frames(text: str) -> tuple[str, ...]:
 # every entry to scripts/build.go, on the `GO*` words of its `go env` output.
 _ENV_LINE_RE = re.compile(r"(?m)^[ \t]*(?:export[ \t]+|set[ \t]+)?[A-Z][A-Z0-9_]{2,}=.*$")
 _CHECKLIST_LINE_RE = re.compile(r"(?m)^[ \t]*[-*][ \t]+\[[ xX]\].*$")
+# A collapsed block (`<details>…</details>`): what a pull request or issue pastes and folds away — Dependabot's
+# release notes and commit lists of the bumped package, logs. Its words sent "Bump distlib from 0.4.2 to 0.4.3"
+# to the CI workflows instead of requirements/dev.txt (session 37).
+_DETAILS_RE = re.compile(r"<details>.*?(?:</details>|\Z)", re.IGNORECASE | re.DOTALL)
+# What a pull request's description carries that is not the task (a new-user run on trpc, session 37: its
+# template's comments, badge links and co-author lines sent the task to other files, and `Co-authored-by` and
+# PR numbers filled `unknown_words`): HTML comments, images, a link's scheme and host (its path and text stay:
+# `/docs/inference` says where), trailers
+# (`Signed-off-by: …`, `Co-authored-by: …`, Gerrit's `Change-Id: …`), and references to issues or pull
+# requests (`(#2601)`, "Fixes #12", `GH-12`).
+_HTML_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_IMAGE_RE = re.compile(r"!\[[^\]\n]*\]\([^)\s]*\)")
+_URL_RE = re.compile(r"\bhttps?://[^\s/)>\]]+", re.IGNORECASE)  # the scheme and host; the path stays
+_TRAILER_RE = re.compile(
+    r"(?im)^[ \t]*(?:signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|"
+    r"helped-by|change-id|reviewed-on|cc):.*$"
+)
+_ISSUE_REF_RE = re.compile(
+    r"\(#\d+\)|\bgh-\d+\b|"
+    r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|see|refs?|pr|issue|pull request)[ \t]+#\d+\b",
+    re.IGNORECASE,
+)
 
 
 def strip_commit_noise(text: str) -> str:
-    """`text` without commit hashes, cherry-pick and backport boilerplate, `[3.15]` branch tags, and a pasted
+    """`text` without commit hashes, cherry-pick and backport boilerplate, `[3.15]` branch tags, collapsed
+    `<details>` blocks, HTML comments, images, a URL's scheme and host, trailers, issue and pull-request references, and a pasted
     issue's environment dumps and checklists (each replaced by a space). Query side only: read_task calls it;
     indexed text is never changed."""
     text = _COMMIT_HASH_RE.sub(" ", text)
     text = _BACKPORT_RE.sub(" ", text)
+    text = _DETAILS_RE.sub(" ", text)
+    text = _HTML_COMMENT_RE.sub(" ", text)
+    text = _IMAGE_RE.sub(" ", text)
+    text = _URL_RE.sub(" ", text)
+    text = _TRAILER_RE.sub(" ", text)
+    text = _ISSUE_REF_RE.sub(" ", text)
     for boilerplate in (_ENV_LINE_RE, _CHECKLIST_LINE_RE):  # a dump or a list, not one line a task is about
         if len(boilerplate.findall(text)) >= ISSUE_BOILERPLATE_MIN_LINES:  # ("MAX_RETRIES=3 is too low")
             text = boilerplate.sub(" ", text)
@@ -306,6 +356,9 @@ class TaskQuery:
     # adjacent pair of a qualified one (`Command.Run` -> ("Command", "Run")): which symbol the task names.
     written: frozenset[str] = frozenset()
     written_pairs: frozenset[tuple[str, str]] = frozenset()
+    # The code files it names by name and suffix or by path, as written, in order (`registry.h`,
+    # `src/pager.rs`): localization lists them first (session 37).
+    files: tuple[str, ...] = ()
 
 
 # "<name> example": the example program a task names; the name is one word, hyphens allowed.
@@ -317,6 +370,10 @@ _EXAMPLE_RE = re.compile(r"\b([a-z0-9][a-z0-9_-]*)\s+example\b", re.IGNORECASE)
 _CODE_SUFFIXES = "py|pyi|go|rs|java|kt|kts|scala|ts|tsx|js|jsx|mjs|cjs|c|h|cc|cpp|hpp|cs|rb|php|swift"
 _INLINE_SUFFIX_RE = re.compile(rf"(?<=[\w/])\.(?:{_CODE_SUFFIXES})(?=$|[\s`'\"),:;#])", re.IGNORECASE)
 _FILE_SUFFIX_RE = re.compile(rf"\.({_CODE_SUFFIXES}|md|rst|toml|ya?ml|json)$", re.IGNORECASE)
+# A file the task names by its name and suffix, or a path to it (`registry.h`, `packages/server/src/index.ts`).
+_NAMED_FILE_RE = re.compile(
+    rf"^(?:[\w.@-]+/)*[\w@-][\w.@-]*\.(?:{_CODE_SUFFIXES}|kts|vue|svelte|html|erb|css|scss|sh|lua|ex|exs|dart|m|mm)$"
+)
 
 
 def _strip_token(token: str) -> str:
@@ -368,6 +425,7 @@ def read_task(text: str) -> TaskQuery:
     names: set[str] = set()
     written: set[str] = set()
     written_pairs: set[tuple[str, str]] = set()
+    files: dict[str, None] = {}
     for ident in named:
         core = _FILE_SUFFIX_RE.sub("", _INLINE_SUFFIX_RE.sub(" ", ident).strip())
         ident_words = split_words(core)
@@ -385,6 +443,8 @@ def read_task(text: str) -> TaskQuery:
                 words.setdefault(t, said)
         written.update(named_words)
         written_pairs.update(zip(named_words, named_words[1:], strict=False))
+        if _NAMED_FILE_RE.match(ident.strip("/")):
+            files.setdefault(ident.strip("/"), None)
     for word in split_words(_INLINE_SUFFIX_RE.sub(" ", body)):
         folded = word.casefold()
         if folded in TASK_STOPWORDS_FOR_QUERY or folded in COMMIT_TYPES and scope is not None:
@@ -408,4 +468,5 @@ def read_task(text: str) -> TaskQuery:
         examples,
         frozenset(written),
         frozenset(written_pairs),
+        tuple(files),
     )

@@ -92,8 +92,13 @@ def open_selection_model(directory: Path, model_digest: str, model_id: str, thre
 
 
 def load_english_words(directory: Path = SELECTION_MODEL_DIR) -> frozenset[str]:
-    """The lower-case words of the selection model's tokenizer vocabulary (the base model's, ~22,000 English
-    words), after its pin check: which task words are English, not typos (lamina/retrieval/spelling.py)."""
+    """Lower-case English words: the selection model's tokenizer vocabulary (the base model's, ~22,000 words,
+    after its pin check) and the english-words package's dictionaries (web2 and GCIDE, ~263,000 words: the
+    vocabulary alone let "revert", "setter", "quirk" and "Discord" be read as typos, new-user runs of session
+    37). Which task words are English, not typos (lamina/retrieval/spelling.py)."""
+    from english_words import get_english_words_set
+
     check_selection_files(directory, (TOKENIZER_FILE,))
     vocab = json.loads((directory / TOKENIZER_FILE).read_text(encoding="utf-8"))["model"]["vocab"]
-    return frozenset(word for word in vocab if word.isalpha() and word.islower())
+    dictionary = get_english_words_set(["web2", "gcide"], alpha=True, lower=True)
+    return frozenset(word for word in vocab if word.isalpha() and word.islower()) | frozenset(dictionary)
