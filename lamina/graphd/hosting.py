@@ -81,7 +81,10 @@ def watch_disconnect(conn: socket.socket, cancelled: threading.Event) -> Callabl
     thread.start()
 
     def stop() -> None:
-        os.write(wake_w, b"x")
+        try:
+            os.write(wake_w, b"x")
+        except BrokenPipeError:  # the watcher has already seen the client go and closed its end
+            pass
         thread.join()
         os.close(wake_w)
 
