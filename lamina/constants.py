@@ -112,12 +112,12 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         " build's /*! v1.2.3 */ banner skips a .js/.css file, rspec-rails' scaffold note no longer does",
     ),
 )
-CHUNKER_VERSION = (
-    8  # part of every chunk cache key: bump when chunk boundaries or names change (8: a run of two or
-)
-# more Kotlin annotations above a declaration no longer hides it from the grammar; a C++ specifier macro opening a
-# definition's line, or alone on its line, is read past. 7: C#
-# namespaces no longer qualify names, as Java's packages do not; new languages key by their own name. 6: a C# property,
+# CHUNKER_VERSION is part of every chunk cache key: bump when chunk boundaries or names change (9: a Kotlin top-level
+# property of DECLARATION_MIN_LINES lines or more is a symbol; a template's {% block %} and {% macro %} are; so is a
+# Catch2 TEST_CASE. 8: a run of two or more Kotlin annotations above a
+# declaration no longer hides it from the grammar; a C++ specifier macro opening a definition's line, or alone on
+# its line, is read past. 7: C# namespaces no longer qualify names, as Java's packages do not; new languages key
+# by their own name. 6: a C# property,
 # indexer, event with accessors, operator or conversion operator with code, DECLARATION_MIN_LINES lines or more
 # from its name, is a symbol; its class chunk keeps only its first line. 5: a C/C++/C# file with parse errors is
 # read through the first branch of each `#if` group when that reads it better; a top-level JS/TS `const x =
@@ -125,6 +125,7 @@ CHUNKER_VERSION = (
 # functions, structs and enums in an ERROR node and C function headers whose body the parser left open —
 # rather than line windows for the whole file; `.ru` is Ruby. 2 was the reverted dense windows, 3 session 13's
 # uncommitted prose versions: a reverted change's versions are never reused)
+CHUNKER_VERSION = 9
 RUNTIME_FORMAT_VERSION = 1  # format of runtime assets (manifest layout, file names)
 PACKET_VERSION = 5
 

@@ -706,3 +706,61 @@ def test_the_embeddings_step_asks_the_store_only_about_texts_not_seen_embedded(
         worker.step_embeddings(ctx, shard)
     asked.clear()
     assert missing() == [] and sum(asked) == 0
+
+
+def test_template_blocks_and_macros_are_symbols() -> None:
+    """healthchecks (a new-user run, session 37): "Add a block for the page title in base.html" listed an 80-line
+    window far from the `title` block. Django/Jinja/Twig blocks and macros are symbols (nested blocks members);
+    a template without them, or with tags that do not nest, stays line windows."""
+    text = (
+        b"{% load static %}\n<html>\n<head>\n<title>{% block title %}Healthchecks{% endblock %}</title>\n</head>\n"
+        b"{% block content %}\n  <div>\n  {%- block inner -%}\n    hi\n  {% endblock inner %}\n  </div>\n"
+        b'{% endblock %}\n{% macro field(name) %}\n  <input name="{{ name }}">\n{% endmacro %}\n</html>\n'
+    )
+    chunks = chunk_file("templates/base.html", text)
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if not c.symbol.startswith("<")] == [
+        ("title", "section", 4, 4),
+        ("content", "section", 6, 12),
+        ("content.inner", "section", 8, 10),
+        ("field", "function", 13, 15),
+    ]
+    assert [c.symbol for c in chunks if c.symbol.startswith("<")] == ["<module>"]
+    plain = chunk_file("templates/plain.html", b"<html>\n<body>\nhi\n</body>\n</html>\n")
+    assert [c.symbol for c in plain] == ["<file>"]
+    unclosed = chunk_file("templates/bad.html", b"{% block a %}\nx\n{% endmacro %}\n")
+    assert [c.symbol for c in unclosed] == ["<file>"]
+    assert [c.symbol for c in chunk_file("notes/block.txt", b"{% block a %}\nx\n{% endblock %}\n")] == [
+        "<file>"
+    ]
+
+
+def test_erlang_and_haskell_functions_are_one_symbol_from_their_first_clause_to_their_last() -> None:
+    """ranch and doclayout (a new-user run, session 37) were line windows: a task about `mergeBlocks` listed a
+    window 300 lines away. Erlang's clauses and Haskell's signature and equations are one symbol each."""
+    erlang = chunk_file(
+        "src/ranch.erl",
+        b"-module(ranch).\n-export([start/0]).\n\n%% Start it.\nstart() ->\n    ok.\n\n"
+        b"hide(Opts) when is_map(Opts) ->\n    maps:remove(cert, Opts);\nhide(Opts) ->\n    Opts.\n\n"
+        b"-record(state, {a, b}).\n",
+    )
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in erlang if not c.symbol.startswith("<")] == [
+        ("start", "function", 4, 6),
+        ("hide", "function", 8, 11),
+        ("state", "struct", 13, 13),
+    ]
+    haskell = chunk_file(
+        "src/Text/DocLayout.hs",
+        b"module Text.DocLayout where\n\nimport Data.List\n\nmergeBlocks :: Int -> [a] -> [a]\n"
+        b"mergeBlocks n xs = go xs\n  where go = id\n\nrealLength :: String -> Int\nrealLength [] = 0\n"
+        b"realLength (x:xs) = 1 + realLength xs\n\ndata Doc = Empty | Text String\n\n"
+        b"class Pretty a where\n  pretty :: a -> Doc\n",
+    )
+    assert [
+        (c.symbol, c.kind, c.start_line, c.end_line) for c in haskell if not c.symbol.startswith("<")
+    ] == [
+        ("mergeBlocks", "function", 5, 7),
+        ("realLength", "function", 9, 11),
+        ("Doc", "struct", 13, 13),
+        ("Pretty", "interface", 15, 16),
+    ]
+    assert {c.language for c in erlang} == {"erlang"} and {c.language for c in haskell} == {"haskell"}

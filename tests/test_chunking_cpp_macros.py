@@ -195,3 +195,33 @@ def test_a_specifier_macro_opening_a_definition_and_a_macro_alone_on_its_line_ar
         ("spdlog.registry.registry", "method", 13, 15),
         ("run", "function", 18, 20),
     ]
+
+
+def test_catch2_cases_are_symbols_named_by_their_titles() -> None:
+    """spdlog (a new-user run, session 37): its Catch2 tests were `<module>` windows, so `related` could only list
+    `tests/test_registry.cpp:1-80 <module>`. A case is its call and the block beside it, named by its title."""
+    text = source(
+        """
+        #include "includes.h"
+
+        TEST_CASE("registry get", "[registry]") {
+          REQUIRE(1 == 1);
+          SECTION("drop") {
+            x();
+          }
+        }
+
+        TEST_CASE_METHOD(Fixture, "uses   a fixture", "[f]") {
+          y();
+        }
+
+        void helper() {
+          z();
+        }
+        """
+    )
+    assert named(chunk_file("tests/test_registry.cpp", text)) == [
+        ("registry get", "function", 3, 8),
+        ("uses a fixture", "function", 10, 12),
+        ("helper", "function", 14, 16),
+    ]

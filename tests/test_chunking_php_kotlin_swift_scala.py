@@ -505,3 +505,40 @@ def test_kotlin_functions_under_two_or_more_annotations_are_symbols() -> None:
         ("SnackbarTests.setup", "method", 20, 23),
         ("B", "function", 26, 28),
     ]
+
+
+def test_a_long_top_level_kotlin_property_is_a_symbol_with_its_objects_functions() -> None:
+    """nowinandroid (session 37): `internal val NiaTypography = Typography(…)` (120 lines) and the colour schemes
+    were `<module>` lines, so a task about the typography found no symbol; short and member properties stay lines."""
+    text = source(
+        """
+        package x
+
+        internal val NiaTypography = Typography(
+            displayLarge = TextStyle(fontSize = 57.sp),
+            displayMedium = TextStyle(fontSize = 45.sp),
+        )
+
+        private val STANDARD_DATE_FORMAT =
+            object : ThreadLocal<DateFormat>() {
+                override fun initialValue(): DateFormat {
+                    return SimpleDateFormat("EEE", Locale.US)
+                }
+            }
+
+        const val MAX_DATE = 253402300799999L
+
+        class Holder {
+            val inside = listOf(
+                1,
+                2,
+            )
+        }
+        """
+    )
+    assert named(chunk_file("theme/Type.kt", text)) == [
+        ("NiaTypography", "variable", 3, 6),
+        ("STANDARD_DATE_FORMAT", "variable", 8, 13),
+        ("STANDARD_DATE_FORMAT.initialValue", "method", 10, 12),
+        ("Holder", "class", 17, 22),
+    ]

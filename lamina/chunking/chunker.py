@@ -146,6 +146,8 @@ def chunk_file(path: str, data: bytes) -> list[Chunk]:
         if not any(line.strip() for line in lines):
             return []
         chunks = _structured_chunks(path, language, text, lines)
+        if chunks is None and path.lower().endswith(TEMPLATE_SUFFIXES):
+            chunks = _template_chunks(path, language, lines)
         if chunks is None:
             chunks = _line_window_chunks(path, language, lines)
     except Exception:  # a grammar or decoding surprise must never stop indexing: plain windows
@@ -155,6 +157,47 @@ def chunk_file(path: str, data: bytes) -> list[Chunk]:
         except Exception:
             return []
     return sorted(chunks, key=lambda c: (c.start_line, c.part, -c.end_line, c.symbol, c.kind))
+
+
+# Django, Jinja, Twig, Nunjucks and Liquid templates: `{% block content %}…{% endblock %}` and Jinja/Twig/Nunjucks
+# `{% macro field(name) %}…{% endmacro %}` are their named parts. They were 80-line windows, so "add a block for
+# the page title in base.html" listed lines 211-247, not the `title` block at line 5 (healthchecks, a new-user run
+# of session 37). A template without them stays line windows.
+TEMPLATE_SUFFIXES = (".html", ".htm", ".jinja", ".jinja2", ".j2", ".twig", ".njk", ".liquid", ".tmpl")
+_TEMPLATE_TAG = re.compile(r"\{%-?\s*(block|endblock|macro|endmacro)\b\s*([A-Za-z_][\w.]*)?")
+
+
+def _template_chunks(path: str, language: str, lines: list[str]) -> list[Chunk] | None:
+    """A template's blocks and macros as symbols (blocks inside a block are its members, named `outer.inner`),
+    the rest `<module>`; None when it has none or they do not nest (line windows, as before)."""
+    opened: list[tuple[str, str, int, list[_Symbol]]] = []  # (tag, name, start row, members)
+    top: list[_Symbol] = []
+    for row, line in enumerate(lines):
+        for match in _TEMPLATE_TAG.finditer(line):
+            tag, name = match.group(1), match.group(2) or ""
+            if tag in ("block", "macro"):
+                if not name:
+                    return None
+                opened.append((tag, name, row, []))
+                continue
+            if not opened or opened[-1][0] != tag.removeprefix("end"):
+                return None  # an end without its start: not the template language these rules read
+            kind_tag, name, start, members = opened.pop()
+            scope = [o[1] for o in opened]
+            qualified = ".".join((*scope, name))
+            kind = "function" if kind_tag == "macro" else "section"
+            symbol = _Symbol(
+                name=qualified, kind=kind, start=start, end=row, head=start, members=tuple(members)
+            )
+            (opened[-1][3] if opened else top).append(symbol)
+    if opened or not top:
+        return None
+    chunks: list[Chunk] = []
+    covered = _covered_rows(top)
+    module_rows = [r for r in range(len(lines)) if r not in covered]
+    chunks.extend(_window_chunks(path, language, MODULE_SYMBOL, "module", module_rows, lines))
+    _emit_symbols(path, language, top, lines, chunks)
+    return chunks
 
 
 # An encoding declared in the first two lines: PEP 263 (`# -*- coding: latin-1 -*-`), Emacs and Vim modelines.
@@ -543,7 +586,7 @@ def _find_symbols(
         found.extend(_visit(child, code, scope, in_type, lines, depth))
     if node.type == "ERROR" and code.grammar in ("c", "cpp"):
         found = _with_open_functions(node, code, scope, in_type, lines, found)
-    if code.grammar == "elixir":
+    if code.grammar in ("elixir", "erlang", "haskell"):
         found = _clauses_merged(found)
     return _without_overlaps(found, lines)
 
@@ -551,7 +594,8 @@ def _find_symbols(
 def _clauses_merged(found: list[_Symbol]) -> list[_Symbol]:
     """Elixir: the clauses of one function, one after another (`def decode(<<>>)`, `def decode(rest)`, and a
     bodiless head that declares default arguments), are one symbol from the first to the last: plug's
-    `decode_value` was five chunks and the packet showed one clause's lines."""
+    `decode_value` was five chunks and the packet showed one clause's lines. Erlang's clauses and Haskell's type
+    signature and equations the same way."""
     out: list[_Symbol] = []
     for sym in found:
         last = out[-1] if out else None
@@ -646,6 +690,8 @@ def _make_symbol(
         outer = outer.parent
     start = _leading_start(outer, code, lines)
     detached = _dart_function_body(node) if code.grammar == "dart" else None  # a signature's body beside it
+    if node.type == "expression_statement" and code.grammar == "cpp":  # a Catch2 case's block beside it
+        detached = _catch2_block(node)
     members: tuple[_Symbol, ...] = ()
     if rule.role == CONTAINER:
         members = tuple(_find_symbols(body, code, (*scope, local), True, lines, 0))
@@ -776,6 +822,13 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return _elixir_symbol(node)
     if code.grammar == "dart":
         return _dart_symbol(node)
+    if t == "expression_statement" and code.grammar == "cpp":
+        return _catch2_case(node)
+    if code.grammar == "erlang" and t == "fun_decl":  # named by its clause
+        clause = node.named_children[0] if node.named_children else None
+        name_node = clause.child_by_field_name("name") if clause is not None else None
+        name = _clean_name(_text(name_node))
+        return (name, name_node.start_point.row, None) if name_node is not None and name else None
     if code.grammar == "objc" and t != "function_definition":
         return _objc_symbol(node)
     if code.grammar == "lua" and t == "assignment_statement":
@@ -942,7 +995,8 @@ def _python_assignment(node: Node) -> tuple[str, int, str | None] | None:
 
 
 def _kotlin_symbol(node: Node) -> tuple[str, int, str | None] | None:
-    """A Kotlin class, interface, enum class, object or function with a body (the grammar has no fields).
+    """A Kotlin class, interface, enum class, object, function with a body, or top-level property of
+    DECLARATION_MIN_LINES lines or more (the grammar has no fields).
 
     The name is the declaration's own identifier child, without backticks; an extension function is named
     by its receiver type too (`KClass.asClassName`: the overloads for KClass, Class and TypeElement are told
@@ -950,7 +1004,18 @@ def _kotlin_symbol(node: Node) -> tuple[str, int, str | None] | None:
     """
     kinds = {child.type for child in node.children}
     receiver = ""
-    if node.type == "function_declaration":
+    if (
+        node.type == "property_declaration"
+    ):  # a long top-level one: a theme, a composition local (nowinandroid)
+        variable = next((c for c in node.children if c.type == "variable_declaration"), None)
+        name_node = (
+            next((c for c in variable.children if c.type == "simple_identifier"), None) if variable else None
+        )
+        top = node.parent is not None and node.parent.type == "source_file"
+        if name_node is None or not top or not _long_enough(node, name_node):
+            return None
+        kind = None
+    elif node.type == "function_declaration":
         if "function_body" not in kinds:
             return None
         name_node = next((c for c in node.children if c.type == "simple_identifier"), None)
@@ -1295,6 +1360,38 @@ def _at_top_level(node: Node, code: CodeLanguage) -> bool:
 
 
 _GTEST_MACROS = frozenset({"TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
+# Catch2's cases: the grammar reads `TEST_CASE("logger name", "[logger]") {…}` as a call statement and a block
+# beside it (spdlog's tests were `<module>` windows: a new-user run of session 37). Named by their title.
+_CATCH2_MACROS = frozenset(
+    {"TEST_CASE", "TEST_CASE_METHOD", "SCENARIO", "TEMPLATE_TEST_CASE", "TEMPLATE_PRODUCT_TEST_CASE"}
+)
+
+
+def _catch2_call(node: Node) -> Node | None:
+    """The `TEST_CASE(…)` call of a statement whose next sibling is its block, else None."""
+    call = node.named_children[0] if node.named_children else None
+    if call is None or call.type != "call_expression" or _catch2_block(node) is None:
+        return None
+    function = call.child_by_field_name("function")
+    return call if function is not None and _text(function) in _CATCH2_MACROS else None
+
+
+def _catch2_block(node: Node) -> Node | None:
+    after = node.next_named_sibling
+    return after if after is not None and after.type == "compound_statement" else None
+
+
+def _catch2_case(node: Node) -> tuple[str, int, str | None] | None:
+    """A Catch2 case named by its title (the first string argument: `TEST_CASE_METHOD(Fixture, "title")`)."""
+    call = _catch2_call(node)
+    arguments = call.child_by_field_name("arguments") if call is not None else None
+    titles = [
+        a for a in (arguments.named_children if arguments is not None else ()) if a.type == "string_literal"
+    ]
+    if call is None or not titles:
+        return None
+    title = " ".join(_text(titles[0]).strip('"').split())
+    return (title, call.start_point.row, None) if title else None
 
 
 def _gtest_case(node: Node, name_node: Node | None) -> tuple[str, int, str | None] | None:

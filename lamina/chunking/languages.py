@@ -147,6 +147,8 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
             "union_specifier": _STRUCT,
             "enum_specifier": _ENUM_LEAF,
             "type_definition": SymbolRule("struct", LEAF),
+            # a Catch2 case, `TEST_CASE("name", "[tag]") {…}`: the call and the block after it (chunker._catch2_case)
+            "expression_statement": _F,
         },
         namespaces=frozenset({"namespace_definition"}),
         wrappers=frozenset({"template_declaration"}),
@@ -199,7 +201,15 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
         grammar="kotlin",
         # `interface` and `enum class` are class_declaration too (chunker._kotlin_symbol tells them);
         # companion objects are searched through, their members qualified by the enclosing class.
-        symbols={"class_declaration": _CLASS, "object_declaration": _CLASS, "function_declaration": _F},
+        # a top-level property of DECLARATION_MIN_LINES lines or more (`val NiaTypography = Typography(…)`) too
+        symbols={
+            "class_declaration": _CLASS,
+            "object_declaration": _CLASS,
+            "function_declaration": _F,
+            "property_declaration": SymbolRule(
+                "variable", CONTAINER
+            ),  # `object : ThreadLocal<…>() { fun … }`
+        },
         leading=frozenset({"line_comment", "multiline_comment"}),
     ),
     "swift": CodeLanguage(
@@ -272,6 +282,31 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
         symbols={"call": SymbolRule("function", CONTAINER)},
         leading=frozenset({"comment", "unary_operator"}),
     ),
+    # Erlang (session 37, a new-user run on ranch): each clause of a function is a `fun_decl` of its own, named by
+    # its `function_clause`; the clauses one after another are one symbol (chunker._clauses_merged).
+    "erlang": CodeLanguage(
+        grammar="erlang",
+        symbols={
+            "fun_decl": _F,
+            "record_decl": SymbolRule("struct", LEAF),
+            "type_alias": SymbolRule("struct", LEAF),
+        },
+    ),
+    # Haskell (session 37, doclayout): a function's type signature and its equations, one after another, are one
+    # symbol (chunker._clauses_merged); data, newtype, type classes and synonyms are types.
+    "haskell": CodeLanguage(
+        grammar="haskell",
+        symbols={
+            "signature": _F,
+            "function": _F,
+            "bind": _F,
+            "data_type": SymbolRule("struct", LEAF),
+            "newtype": SymbolRule("struct", LEAF),
+            "type_synomym": SymbolRule("struct", LEAF),
+            "class": SymbolRule("interface", LEAF),
+        },
+        leading=frozenset({"comment", "haddock"}),
+    ),
     # Dart's grammar puts a function's signature and its body side by side: the symbol is the signature
     # with the `function_body` after it (chunker._dart_symbol); a signature without one (abstract) is a line.
     "dart": CodeLanguage(
@@ -342,6 +377,9 @@ _BY_SUFFIX = {
     ".ex": "elixir",
     ".exs": "elixir",
     ".dart": "dart",
+    ".erl": "erlang",
+    ".hrl": "erlang",
+    ".hs": "haskell",
     ".md": "markdown",
     ".markdown": "markdown",
     ".toml": "toml",

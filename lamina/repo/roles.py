@@ -33,7 +33,7 @@ CODE_SUFFIXES = frozenset(
     """
     .py .pyi .pyx .js .mjs .cjs .jsx .ts .mts .cts .tsx .vue .svelte .go .rs .java .kt .kts .scala .groovy
     .c .h .cc .cpp .cxx .c++ .hh .hpp .hxx .ipp .cs .fs .rb .rake .gemspec .php .swift .m .mm .lua .pl .pm
-    .r .jl .ex .exs .erl .hs .ml .clj .dart .zig .nim .sh .bash .zsh .ps1 .sql .proto .graphql .gql
+    .r .jl .ex .exs .erl .hrl .hs .ml .clj .dart .zig .nim .sh .bash .zsh .ps1 .sql .proto .graphql .gql
     .html .htm .jinja .j2 .jinja2 .tmpl .css .scss .sass .less .y .yy .l .ll .ru .astro .eex .heex .leex
     .razor .cshtml .xaml .erb .haml .slim .twig .liquid .hbs .handlebars .mustache .njk .ejs .pug .jade
     .pcss .postcss
