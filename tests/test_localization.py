@@ -380,6 +380,23 @@ def test_a_symbols_windows_give_one_reason_of_each_kind_with_all_their_words() -
     assert many == ["lexical: w0, x0, w1, x1, w2, x2"]  # at most MAX_REASON_TERMS (6) words
 
 
+def test_a_line_window_entry_gives_the_reasons_of_the_window_it_shows() -> None:
+    """A file read as line windows is one `<file>` entry: it showed one window and cited words of another (a
+    Haskell file's "mergeBlocks", 300 lines below; a new-user run, session 37). A symbol's windows still merge."""
+    texts = ["render padding width block layout", "realLength counts characters", "mergeBlocks joins padding"]
+    corpus = build_chunk_corpus(
+        ["src/Layout.hs"] * 3, ["<file>"] * 3, ["section"] * 3, [1, 71, 141], [80, 150, 220], texts,
+        None, roles=["code"] * 3,
+    )  # fmt: skip
+    (entry,) = localize(corpus, "padding layout in mergeBlocks realLength", None)
+    shown = texts[[1, 71, 141].index(entry["start_line"])].casefold()
+    lexical = next(r for r in entry["reasons"] if r.startswith("lexical: "))
+    words = lexical.removeprefix("lexical: ").split(", ")
+    assert entry["start_line"] == 71 and "mergeblocks" not in shown  # the task's identifier realLength
+    assert words and all(w.casefold() in shown + " src/layout.hs" for w in words), lexical  # or the path's
+    assert "mergeBlocks" not in words and "padding" not in words  # the other windows' words are not cited
+
+
 def test_a_task_scoped_to_an_examples_folder_gets_its_programs_as_sources() -> None:
     """`fix(examples): …` says where the change is: the example programs (docs by their folder) become
     source candidates for that task only; a test-named file there stays a test, and unscoped tasks, or tasks

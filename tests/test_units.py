@@ -289,6 +289,7 @@ def test_a_dependency_bump_without_a_product_graph_lists_its_build_file_through_
     )
     head = run_lamina("init", cwd=repo)
     assert head.returncode == 0, head.stderr
+    assert "builds the index first" in head.stdout  # what the first prepare will do (session 37)
     bump = run_lamina("work", "prepare", "--json", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo)
     assert bump.returncode == 0, bump.stderr
     packet = json.loads(bump.stdout)

@@ -64,6 +64,11 @@ def cmd_init(args: argparse.Namespace) -> int:
                     f"\nno product graph yet (no file matches {', '.join(globs)}): packets will hold sources only "
                     "until one is written (the format: docs/product-graph.md in Lamina's documentation)"
                 )
+    # what comes next: the first prepare builds the index (a new-user run of session 37 waited 163 s unwarned)
+    human += (
+        '\nnext: `lamina work prepare "<task>"` (or `lamina context rebuild`) builds the index first, with'
+        " progress: every code file is embedded once (on 2 cores about 40 chunks a second; later builds reuse them)"
+    )
     emit(args, payload, human)
     return 0
 

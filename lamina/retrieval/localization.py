@@ -992,8 +992,12 @@ def _fill_sources(
         _, score, file_ranks = head[file_index]
         docs = symbols_of[file_index][place]
         doc = docs[0]
+        # a symbol's reasons are all its windows' (one entry stands for them all); a `<module>` or `<file>`
+        # entry's are its own window's, the lines it shows: a Haskell file's one entry cited "mergeBlocks" from a
+        # window 300 lines below the one listed (a new-user run, session 37)
+        windows = docs[:1] if corpus.symbols[doc].startswith("<") else docs
         reasons = _merged_reasons(
-            [_reasons(corpus, task, w, file_ranks, file_index + 1, workflow_terms) for w in docs]
+            [_reasons(corpus, task, w, file_ranks, file_index + 1, workflow_terms) for w in windows]
         )
         reasons.extend((file_reasons or {}).get(head[file_index][0], ()))
         if doc in named:
