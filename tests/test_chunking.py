@@ -764,3 +764,27 @@ def test_erlang_and_haskell_functions_are_one_symbol_from_their_first_clause_to_
         ("Pretty", "interface", 15, 16),
     ]
     assert {c.language for c in erlang} == {"erlang"} and {c.language for c in haskell} == {"haskell"}
+
+
+def test_zig_functions_types_methods_and_inline_tests_are_symbols() -> None:
+    """zig-clap (a new-user run, session 37) was line windows. Zig's grammar has no field names: a `Decl` is a
+    function with a body, or a type declared as `const Name = struct {…}` whose functions are its methods; an
+    inline `test "title" {…}` is named as written, and roles make it a test."""
+    from lamina.repo.roles import chunk_role
+
+    chunks = chunk_file(
+        "src/main.zig",
+        b'//! module doc\nconst std = @import("std");\n\n/// adds\npub fn add(a: i32, b: i32) i32 {\n'
+        b"    return a + b;\n}\n\nconst Point = struct {\n    x: i32,\n    pub fn init() Point {\n"
+        b"        return .{ .x = 0 };\n    }\n};\n\npub const Kind = enum { a, b };\nextern fn foo() void;\n\n"
+        b'test "add works" {\n    try std.testing.expect(add(1, 2) == 3);\n}\n',
+    )
+    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if not c.symbol.startswith("<")] == [
+        ("add", "function", 4, 7),
+        ("Point", "struct", 9, 14),
+        ("Point.init", "method", 11, 13),
+        ("Kind", "enum", 16, 16),
+        ('test "add works"', "function", 19, 21),
+    ]
+    assert chunk_role("code", "src/main.zig", 'test "add works"') == "test"
+    assert chunk_role("code", "src/main.zig", "add") == "code"

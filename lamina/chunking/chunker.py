@@ -824,6 +824,8 @@ def _symbol_name(node: Node, code: CodeLanguage) -> tuple[str, int, str | None] 
         return _dart_symbol(node)
     if t == "expression_statement" and code.grammar == "cpp":
         return _catch2_case(node)
+    if code.grammar == "zig":
+        return _zig_symbol(node)
     if code.grammar == "erlang" and t == "fun_decl":  # named by its clause
         clause = node.named_children[0] if node.named_children else None
         name_node = clause.child_by_field_name("name") if clause is not None else None
@@ -1033,6 +1035,40 @@ def _kotlin_symbol(node: Node) -> tuple[str, int, str | None] | None:
     if name_node is None or not name:
         return None
     return (f"{receiver}.{name}" if receiver else name), name_node.start_point.row, kind
+
+
+_ZIG_CONTAINER_KINDS = {"struct": "struct", "enum": "enum", "union": "struct", "opaque": "struct"}
+
+
+def _zig_symbol(node: Node) -> tuple[str, int, str | None] | None:
+    """A Zig function with a body (a method inside a type), a type declared as `const Name = struct {…}` (enum,
+    union, opaque), or a test named by its title; None for any other declaration (`const std = @import("std")`)."""
+    children = {c.type: c for c in node.named_children}
+    if node.type == "TestDecl":
+        title = children.get("STRINGLITERALSINGLE") or children.get("IDENTIFIER")
+        name = " ".join(_text(title).strip('"').split()) if title is not None else ""
+        # named as written (`test "add works"`): a code file's inline test, which roles.chunk_role makes a test
+        return (f'test "{name}"', node.start_point.row, "function") if name else None
+    proto = children.get("FnProto")
+    if proto is not None:
+        name_node = next((c for c in proto.named_children if c.type == "IDENTIFIER"), None)
+        if name_node is None or "Block" not in children:
+            return None  # `extern fn …;`: a declaration
+        in_type = node.parent is not None and node.parent.type == "ContainerDecl"
+        return _text(name_node), name_node.start_point.row, "method" if in_type else "function"
+    var = children.get("VarDecl")
+    if var is None:
+        return None
+    name_node = next((c for c in var.named_children if c.type == "IDENTIFIER"), None)
+    value = next((c for c in var.named_children if c.type == "ErrorUnionExpr"), None)  # `= struct {…}` itself
+    suffix = value.named_children[0] if value is not None and value.named_children else None
+    inner = suffix.named_children[0] if suffix is not None and suffix.named_children else None
+    container = inner if inner is not None and inner.type == "ContainerDecl" else None
+    if name_node is None or container is None:
+        return None
+    declared = next((c for c in container.named_children if c.type == "ContainerDeclType"), None)
+    kind = _ZIG_CONTAINER_KINDS.get(_text(declared).split("(", 1)[0].strip(), "struct")
+    return _text(name_node), name_node.start_point.row, kind
 
 
 def _kotlin_body(node: Node) -> Node:

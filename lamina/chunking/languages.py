@@ -307,6 +307,13 @@ CODE_LANGUAGES: dict[str, CodeLanguage] = {
         },
         leading=frozenset({"comment", "haddock"}),
     ),
+    # Zig (session 37, zig-clap): the grammar has no field names; a `Decl` is a function (`fn` with a body) or a
+    # type (`const Point = struct {…}`, its functions methods), a `test "title" {…}` a test (chunker._zig_symbol).
+    "zig": CodeLanguage(
+        grammar="zig",
+        symbols={"Decl": SymbolRule("function", CONTAINER), "TestDecl": _F},
+        leading=frozenset({"doc_comment", "line_comment"}),
+    ),
     # Dart's grammar puts a function's signature and its body side by side: the symbol is the signature
     # with the `function_body` after it (chunker._dart_symbol); a signature without one (abstract) is a line.
     "dart": CodeLanguage(
@@ -380,6 +387,7 @@ _BY_SUFFIX = {
     ".erl": "erlang",
     ".hrl": "erlang",
     ".hs": "haskell",
+    ".zig": "zig",
     ".md": "markdown",
     ".markdown": "markdown",
     ".toml": "toml",

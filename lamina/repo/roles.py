@@ -327,6 +327,8 @@ def chunk_role(role: str, path: str, symbol: str) -> str:
     inline test module (`mod tests` / `mod test`) is `test`."""
     if role == CODE and path.endswith(".rs") and _RUST_TEST_MODULE.search(symbol):
         return TEST
+    if role == CODE and path.endswith(".zig") and symbol.startswith('test "'):  # Zig's inline `test "…" {…}`
+        return TEST
     return role
 
 
