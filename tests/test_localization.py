@@ -820,3 +820,26 @@ def test_a_pull_requests_template_links_trailers_and_references_are_no_words_of_
         assert noise not in said and noise not in task.terms
     kept = read_task("Use colour #333 for links; see PR notes")  # a hex colour and words stay
     assert "333" in kept.terms and "link" in kept.terms
+
+
+def test_dependabots_boilerplate_is_no_word_of_the_task() -> None:
+    """A second new-user run (session 37, pino): Dependabot's link list, `updated-dependencies:` block, footer,
+    markdown comments, a `<details open>` with a nested one, an image tag and `owner/repo#12` were read, and sent
+    bumps to the CI workflows."""
+    task = read_task(
+        "Bump sonic-boom from 4.0.1 to 5.0.0\n\nBumps [sonic-boom](https://github.com/pinojs/sonic-boom) from 4.0.1.\n"
+        "- [Release notes](https://github.com/pinojs/sonic-boom/releases)\n- [Commits](https://x.test/compare)\n"
+        "<details open><summary>Changelog</summary>\nouter <details><summary>inner</summary> nested </details>"
+        " still folded\n</details>\n[//]: # (dependabot-automerge-start)\n"
+        '<img alt="screenshot" width="600" src="x.png"> see pinojs/pino#2293\n\n---\nupdated-dependencies:\n'
+        "- dependency-name: sonic-boom\n  dependency-type: direct:production\n...\n\n"
+        "Dependabot will resolve any conflicts with this PR as long as you don't alter it yourself.\n"
+        "You can trigger a rebase of this PR by commenting `@dependabot rebase`."
+    )
+    said = {task.words.get(t, t).casefold() for t in task.terms}
+    assert {"sonic", "boom", "bump"} <= said
+    for noise in ("release", "notes", "commits", "changelog", "outer", "nested", "folded", "dependabot", "automerge",
+                  "screenshot", "600", "2293", "dependency", "production", "resolve", "conflicts", "rebase"):  # fmt: skip
+        assert noise not in said, noise
+    generic = read_task("Use List<String> and <b>bold</b> text in Vec<u8>")
+    assert {"string", "bold", "u8"} <= set(generic.terms)  # generics and the text between tags stay

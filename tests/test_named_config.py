@@ -76,3 +76,24 @@ def test_a_collapsed_details_block_is_no_word_of_the_task() -> None:
     assert "signed" in task.terms or "sign" in task.terms  # what follows the block is read
     unclosed = read_task("Bump distlib\n<details>\nworkflow runner")
     assert "workflow" not in unclosed.terms
+
+
+def test_a_configuration_file_the_task_names_leads_even_when_code_matches_better() -> None:
+    """A second new-user run (session 37): "Update packaging/rpm/Dockerfile …" put the Makefile first. A file the
+    task names by name or path leads `config` and says so; an ignore list is listed only when named."""
+    corpus = build_chunk_corpus(
+        ["src/build.go", "Makefile", "packaging/rpm/Dockerfile", "packaging/debian/Dockerfile", ".gitignore"],
+        ["build", "<module>", "<module>", "<module>", "<module>"], ["function"] * 5, [1] * 5, [9] * 5,
+        ["func build() { rocky linux packages build image }", "build: docker build packaging rocky",
+         "FROM rockylinux:9\nRUN dnf install", "FROM debian:12", "# build output for rocky linux\nbuild/"],
+        None, roles=["code", "config", "config", "config", "config"],
+    )  # fmt: skip
+    found = localize_all(corpus, "Update packaging/rpm/Dockerfile to build on Rocky Linux 10", None)
+    assert found.config[0]["file"] == "packaging/rpm/Dockerfile"
+    assert "the task names this file" in found.config[0]["reasons"]
+    assert ".gitignore" not in {c["file"] for c in found.config}
+    named = localize_all(corpus, "Stop ignoring build/ in .gitignore", None)
+    assert named.config[0]["file"] == ".gitignore"
+    both = localize_all(corpus, "Use the same base image in every Dockerfile", None)  # two have the name
+    named_both = {c["file"] for c in both.config if "the task names this file" in c["reasons"]}
+    assert named_both == {"packaging/rpm/Dockerfile", "packaging/debian/Dockerfile"}

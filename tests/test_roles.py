@@ -190,7 +190,6 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         (".github/ISSUE_TEMPLATE/bug_report.md", "docs"),
         (".github/PULL_REQUEST_TEMPLATE.md", "docs"),
         (".github/CONTRIBUTING.md", "docs"),
-        (".github/ISSUE_TEMPLATE/bug.yml", "config"),
         # Maven's site is documentation (commons-lang's src/site/xdoc upgrade notes were configuration)
         ("src/site/xdoc/upgradeto2_6.xml", "docs"),
         ("src/site/site.xml", "docs"),
@@ -220,6 +219,10 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("doclayout.cabal", "config"),
         ("Setup.hs", "config"),
         ("Web.config", "config"),
+        (".github/ISSUE_TEMPLATE/bug.yml", "docs"),  # an issue form: a template for prose
+        ("internal/locale/translations/fr_FR.json", "data"),
+        ("src/main/resources/i18n/messages_fr.properties", "data"),
+        ("resources/lang/en/messages.php", "code"),  # Laravel's language files are PHP code
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

@@ -140,3 +140,37 @@ def test_a_capitalised_name_inside_the_task_is_never_read_as_a_typo() -> None:
     )  # fmt: skip
     assert word_coverage(corpus, "Post the release to Dicard channels")["read_as"] == {}
     assert word_coverage(corpus, "post the release to dicard channels")["read_as"] == {"dicard": "discard"}
+
+
+def test_a_common_misspelt_inflection_is_no_english_word_but_a_proper_one_is() -> None:
+    """A second new-user run (session 37): "occured", "refered", "failes" and "loger" passed as English by their
+    plain forms, so they were never read as the code's words; "setters", "reverting", "occurred" are English."""
+    from lamina.retrieval.spelling import is_english
+
+    english = frozenset({"occur", "refer", "fail", "log", "setter", "revert", "make", "stop", "box"})
+    for typo in ("occured", "refered", "failes", "loger"):
+        assert not is_english(typo, english), typo
+    for word in (
+        "occurred",
+        "referred",
+        "fails",
+        "logger",
+        "setters",
+        "reverting",
+        "making",
+        "stopped",
+        "boxes",
+    ):
+        assert is_english(word, english), word
+
+
+def test_a_word_whose_stem_alone_is_one_edit_away_is_not_read_as_another() -> None:
+    """ "sqlite" was read as `split` (stems `sqlit` and `split`; a new-user run, session 37): the task's word itself
+    must be one edit from the term or from the code's word for it."""
+    index = spelling_index({"split": 0, "suggestion": 1}, np.asarray([4, 4]), frozenset())
+    words = {"sqlit": "sqlite", "sugestion": "sugestion"}
+    surface = {"split": "split", "suggestion": "suggestions"}.__getitem__
+    assert read_as(["sqlit", "sugestion"], words, lambda: index, surface=surface) == {
+        "sugestion": "suggestion"
+    }
+    assert read_as(["sqlit"], words, lambda: index) == {"sqlit": "split"}  # stems alone: the old reading

@@ -92,6 +92,8 @@ DOCS_DIRS = frozenset(
 # excludes skip a lowercase build/ anyway. Newtonsoft.Json keeps its signing scripts in Build/.
 # Folders of programs whose files often have no suffix (`scripts/test`, `bin/setup`, `libexec/rbenv-init`).
 SCRIPT_DIRS = frozenset("bin scripts script libexec tools".split())
+# Folders of translation catalogues (miniflux's locale/*.json filled `config` and matched Italian words, session 37).
+LOCALE_DIRS = frozenset("locale locales i18n l10n translations lang langs".split())
 CONFIG_DIRS = frozenset(".github .circleci .gitlab .devcontainer .vscode .idea .husky ci .ci".split())
 GENERATED_DIRS = frozenset(
     "node_modules vendor vendors third_party thirdparty third-party 3rdparty bundled dist out target __generated__ "
@@ -176,10 +178,14 @@ def conventional_role(path: str) -> str:
         return GENERATED
     if any(f in DATA_DIRS for f in folders):
         return DATA
-    if any(f in CONFIG_DIRS for f in folders) and (suffix in DOCS_SUFFIXES or DOCS_NAMES.match(name)):
-        # .github/ISSUE_TEMPLATE/bug_report.md, PULL_REQUEST_TEMPLATE.md, CONTRIBUTING.md: prose, not settings
-        # (they were listed as configuration a task names, session 37)
+    if any(f in CONFIG_DIRS for f in folders) and (
+        suffix in DOCS_SUFFIXES or DOCS_NAMES.match(name) or "issue_template" in folders
+    ):
+        # .github/ISSUE_TEMPLATE/bug_report.md (and its issue forms, .yml), PULL_REQUEST_TEMPLATE.md,
+        # CONTRIBUTING.md: prose, not settings (they were listed as configuration a task names, session 37)
         return DOCS
+    if suffix in CONFIG_SUFFIXES and any(f in LOCALE_DIRS for f in folders):
+        return DATA  # translation catalogues (locale/fr_FR.json): words in other languages, no settings
     if lower in CONFIG_NAMES or CONFIG_NAME_PATTERNS.search(name) or any(f in CONFIG_DIRS for f in folders):
         return CONFIG
     if DEPENDENCY_LISTS.match(name) or (folders[-1:] == ["requirements"] and suffix in (".txt", ".in")):

@@ -27,6 +27,7 @@ from lamina.constants import (
     BM25_FIELD_WEIGHTS,
     CONFIG_LIMIT,
     CONFIG_MIN_SHARE,
+    CONFIG_ORDER_BY_RARE_WORDS,
     LOCALIZE_DENSE_DAMPING,
     LOCALIZE_FILE_DEPTH,
     LOCALIZE_FILE_SCORER,
@@ -486,7 +487,8 @@ def _unknown_terms(corpus: ChunkCorpus, task: TaskQuery) -> list[str]:
 def _misspelt(corpus: ChunkCorpus, task: TaskQuery, names: Sequence[str] = ()) -> dict[str, str]:
     """Each unknown term of the task that reads as an indexed one -> that term (spelling.read_as)."""
     unknown = _unknown_terms(corpus, task)
-    return read_as(unknown, task.words, corpus.spelling, frozenset(names)) if unknown else {}
+    surface = lambda term: _surface(corpus, term)  # noqa: E731
+    return read_as(unknown, task.words, corpus.spelling, frozenset(names), surface) if unknown else {}
 
 
 def _surface(corpus: ChunkCorpus, term: str) -> str:
@@ -569,7 +571,7 @@ def localize_all(
     changed = {path: c for c in ranked.commits for path in (commit_paths or {}).get(c, ())}
     lexical = ranked.chunk_scores.get("lexical")
     related = _related(corpus, layout, ranked.task, lexical, sources, changed)
-    config = _named_config(corpus, layout, ranked.task, lexical, reads_as_configuration(query))
+    config = _named_config(corpus, layout, ranked.task, lexical, query)
     return Localized(sources, related, config)
 
 
@@ -1190,36 +1192,46 @@ def _related(
 
 
 def _named_config(
-    corpus: ChunkCorpus,
-    layout: _Layout,
-    task: TaskQuery,
-    lexical: np.ndarray | None,
-    about_configuration: bool = False,
+    corpus: ChunkCorpus, layout: _Layout, task: TaskQuery, lexical: np.ndarray | None, query: str = ""
 ) -> list[dict[str, Any]]:
     """The configuration files the task names: at most CONFIG_LIMIT files (build files, dependency lists, CI
     workflows, settings), each by its best BM25 chunk, best first — only when that chunk matches the task at
     least CONFIG_MIN_SHARE as well as the best code chunk does. "Bump jackson-databind from 2.15 to 2.17" is a
     change of metrics/pom.xml, which `sources` (code only) can never list; "fix the NPE in JsonReader" names
-    no configuration. A task whose first line says it is about configuration (`about_configuration`:
-    tokenize.reads_as_configuration, "deps: qs@2.2.0", "Bump …") lists it whatever the code matches. Session 37:
-    1,469 of 4,622 commits of the training and tuning repositories changed configuration and no code."""
+    no configuration. A task whose first line says it is about configuration (tokenize.reads_as_configuration,
+    "deps: qs@2.2.0", "Bump …") lists it whatever the code matches, and a configuration file the task names by name
+    or path (`Dockerfile`, `packaging/rpm/Dockerfile`, `package.json`) comes first. Ignore lists (`.gitignore`) are
+    listed only when named. Session 37: 1,469 of 4,622 commits of the training and tuning repositories changed
+    configuration and no code."""
     if lexical is None or not layout.config.any():
         return []
+    named = _named_config_files(layout, query)
     rows = np.flatnonzero(layout.config & (lexical > 0))
-    if rows.size == 0:
-        return []
+    rows = rows[[not _is_ignore_list(corpus.paths[i]) for i in rows.tolist()]] if rows.size else rows
     code = lexical[layout.code]
     best_code = float(code.max()) if code.size else 0.0
-    if not about_configuration and float(lexical[rows].max()) < CONFIG_MIN_SHARE * best_code:
+    if rows.size == 0 or (
+        not reads_as_configuration(query) and float(lexical[rows].max()) < CONFIG_MIN_SHARE * best_code
+    ):
+        rows = np.zeros(0, dtype=np.int64)
+    if rows.size == 0 and not named:
         return []
+    order = -lexical[rows]
+    if CONFIG_ORDER_BY_RARE_WORDS and rows.size:
+        # the rarest words first: a manifest naming the package beats a short chunk's `v4`
+        order = -_rare_word_cover(corpus.bm25, task, rows) + order / (1.0 + float(lexical[rows].max()))
     best: dict[int, int] = {}  # file number -> its best chunk
-    for i in rows[np.lexsort((rows, -lexical[rows]))].tolist():
-        best.setdefault(int(layout.file_of[i]), i)
+    for f in named:  # by its best chunk, or its first
+        chunks = layout.rows(f)
+        best[f] = int(chunks[int(np.argmax(lexical[chunks]))])
+    for i in rows[np.lexsort((rows, order))].tolist():
         if len(best) >= CONFIG_LIMIT:
             break
+        best.setdefault(int(layout.file_of[i]), i)
     out = []
-    for i in best.values():
+    for f, i in best.items():
         words = _matched_words(corpus, task, i)
+        reasons = ["lexical: " + ", ".join(words)] if words else []
         out.append(
             {
                 "file": corpus.paths[i],
@@ -1228,10 +1240,59 @@ def _named_config(
                 "role": CONFIG_ROLE,
                 "start_line": corpus.starts[i],
                 "end_line": corpus.ends[i],
-                "reasons": ["lexical: " + ", ".join(words)] if words else [],
+                "reasons": [*reasons, "the task names this file"] if f in named else reasons,
             }
         )
     return out
+
+
+def _is_ignore_list(path: str) -> bool:
+    """`.gitignore`, `.dockerignore`, `.prettierignore`…: lists of paths, whose comments echo any task."""
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith(".") and name.endswith("ignore")
+
+
+# A file name or path as a task writes it: `Dockerfile`, `packaging/rpm/Dockerfile`, `.github/workflows/ci.yml`.
+_WRITTEN_PATH_RE = re.compile(r"[\w.@/-]*[\w@-]")
+
+
+def _named_config_files(layout: _Layout, query: str) -> list[int]:
+    """The configuration files the task names by name or path, as written (case kept), in the order written; a
+    name more than LOCALIZE_NAMED_FILE_MAX configuration files have (a module's `pom.xml`) names none."""
+    written = [w.strip("./") if w.startswith("./") else w for w in _WRITTEN_PATH_RE.findall(query)]
+    written = [w for w in dict.fromkeys(written) if "." in w or "/" in w or w[:1].isupper()]
+    if not written:
+        return []
+    names = {w.rsplit("/", 1)[-1] for w in written}
+    by_name: dict[str, list[int]] = {}
+    for f, path in enumerate(layout.files):
+        name = path.rsplit("/", 1)[-1]
+        if name in names and layout.role_of[f] == CONFIG_ROLE and path not in OWN_FILES:
+            by_name.setdefault(name, []).append(f)
+    out: list[int] = []
+    for w in written:
+        found = [f for f in by_name.get(w.rsplit("/", 1)[-1], []) if _ends_with_path(layout.files[f], w)]
+        if 0 < len(found) <= LOCALIZE_NAMED_FILE_MAX:
+            out.extend(f for f in found if f not in out)
+    return out[:CONFIG_LIMIT]
+
+
+def _rare_word_cover(index: BM25Index, task: TaskQuery, rows: np.ndarray) -> np.ndarray:
+    """Per row of `rows`: the summed idf of the distinct task terms its chunk holds (identifier terms at
+    LOCALIZE_IDENTIFIER_WEIGHT) — how much of the task's rare vocabulary it says, whatever its length."""
+    m = index.weights
+    n = index.n_docs
+    cover = np.zeros(n, dtype=np.float64)
+    for term in task.terms:
+        column = index.vocabulary.get(term)
+        if column is None:
+            continue
+        start, end = m.indptr[column], m.indptr[column + 1]
+        df = end - start
+        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        weight = LOCALIZE_IDENTIFIER_WEIGHT if term in task.identifier_terms else 1.0
+        cover[m.indices[start:end]] += weight * idf
+    return cover[rows]
 
 
 # What a test file's name adds to the name of the file it tests: test_refunds.py, testRefunds.js,

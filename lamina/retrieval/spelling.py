@@ -66,16 +66,41 @@ _INFLECTIONS = (
     ("er", ""),
     ("ers", ""),
 )
+_DOUBLING = frozenset({"ed", "ing", "er", "ers"})  # a short vowel's last consonant doubles: occurred, logger
+_VOWELS = frozenset("aeiou")
+
+
+def _doubles(base: str) -> bool:
+    """Whether a plain form ending consonant-vowel-consonant doubles its last letter before -ed/-ing/-er
+    (occur -> occurred, log -> logger): a spelling with one letter ("occured", "loger") is a typo."""
+    return (
+        len(base) >= 3
+        and base[-1] not in _VOWELS
+        and base[-1] not in "wxy"
+        and base[-2] in _VOWELS
+        and base[-3] not in _VOWELS
+    )
 
 
 def is_english(word: str, english: frozenset[str]) -> bool:
-    """Whether a lower-case word, or its plain form, is one of `english`."""
+    """Whether a lower-case word, or its plain form properly inflected, is one of `english`: "setters",
+    "quirks", "reverted", "occurred" are; "occured", "refered", "failes", "loger" are not (common typos a second
+    new-user run of session 37 saw accepted)."""
     if word in english:
         return True
-    return any(
-        word.endswith(ending) and len(word) - len(ending) >= 3 and word[: -len(ending)] + plain in english
-        for ending, plain in _INFLECTIONS
-    )
+    for ending, plain in _INFLECTIONS:
+        if not word.endswith(ending) or len(word) - len(ending) < 3:
+            continue
+        base = word[: -len(ending)]
+        if base + plain in english:
+            if ending in _DOUBLING and not plain and _doubles(base):
+                continue  # occur + ed is spelt "occurred"
+            if ending == "es" and not plain and not base.endswith(("s", "x", "z", "ch", "sh", "o")):
+                continue  # fail + es is spelt "fails"
+            return True
+        if ending in _DOUBLING and not plain and base[-1:] == base[-2:-1] and base[:-1] in english:
+            return True  # occurred, logger
+    return False
 
 
 def read_as(
@@ -83,11 +108,15 @@ def read_as(
     said: Mapping[str, str],
     index_of: Callable[[], SpellingIndex],
     names: frozenset[str] = frozenset(),
+    surface: Callable[[str], str] | None = None,
 ) -> dict[str, str]:
     """Each unknown term that reads as an indexed one -> that term (see the module docstring). `said`: term ->
     the task's word behind it (TaskQuery.words); `names`: the task's capitalised words inside a sentence, never
-    read as another; `index_of` gives the index, asked only when some word could be mistyped (building it costs
-    22-51 ms once per generation)."""
+    read as another; `surface`: an indexed term -> a word of the code with that term (`split` for the term
+    `split`, `profile` for `profil`): the task's word itself must be one edit from the term or that word, not only
+    its stem ("sqlite" is no typo of `split`, though the stems `sqlit` and `split` are one edit apart); `index_of`
+    gives the index, asked only when some word could be mistyped (building it costs 22-51 ms once per
+    generation)."""
     out: dict[str, str] = {}
     words = {
         term: said.get(term, term)
@@ -114,6 +143,11 @@ def read_as(
                 candidate = (int(distance), -int(counts[at]), found)
                 if best is None or candidate < best:
                     best = candidate
-        if best is not None:
+        if best is not None and (surface is None or _one_edit_from(word.lower(), best[2], surface)):
             out[term] = best[2]
     return out
+
+
+def _one_edit_from(word: str, term: str, surface: Callable[[str], str]) -> bool:
+    """Whether the task's word is one edit from the indexed term, or from the code's word for it."""
+    return OSA.distance(word, term) <= 1 or OSA.distance(word, surface(term).lower()) <= 1

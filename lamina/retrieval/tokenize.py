@@ -295,7 +295,7 @@ _CHECKLIST_LINE_RE = re.compile(r"(?m)^[ \t]*[-*][ \t]+\[[ xX]\].*$")
 # A collapsed block (`<details>…</details>`): what a pull request or issue pastes and folds away — Dependabot's
 # release notes and commit lists of the bumped package, logs. Its words sent "Bump distlib from 0.4.2 to 0.4.3"
 # to the CI workflows instead of requirements/dev.txt (session 37).
-_DETAILS_RE = re.compile(r"<details>.*?(?:</details>|\Z)", re.IGNORECASE | re.DOTALL)
+_DETAILS_TAG_RE = re.compile(r"<(/?)details\b[^>]*>", re.IGNORECASE)
 # What a pull request's description carries that is not the task (a new-user run on trpc, session 37: its
 # template's comments, badge links and co-author lines sent the task to other files, and `Co-authored-by` and
 # PR numbers filled `unknown_words`): HTML comments, images, a link's scheme and host (its path and text stay:
@@ -309,11 +309,48 @@ _TRAILER_RE = re.compile(
     r"(?im)^[ \t]*(?:signed-off-by|co-authored-by|reviewed-by|acked-by|tested-by|reported-by|suggested-by|"
     r"helped-by|change-id|reviewed-on|cc):.*$"
 )
+# (Session 37, a second new-user run on pino and miniflux:) markdown comments (`[//]: # (dependabot-automerge-start)`),
+# Dependabot's `updated-dependencies:` block, a list of bare links (`- [Release notes](…)`, `- [Commits](…)`), its
+# "Dependabot will resolve …" footer, HTML tags with their attributes (`<img alt=… width="600">`; the text between
+# tags stays), and references to another repository's issue (`pinojs/pino#2293`).
+_MARKDOWN_COMMENT_RE = re.compile(r"(?m)^[ \t]*\[(?://|comment)\]:[ \t]*(?:#|<>).*$")
+_DEPENDENCY_BLOCK_RE = re.compile(r"(?ms)^---[ \t]*\nupdated-dependencies:.*?(?:^\.\.\.[ \t]*$|\Z)")
+_LINK_LIST_LINE_RE = re.compile(r"(?m)^[ \t]*[-*][ \t]+\[[^\]\n]{1,40}\]\([^)\n]*\)[ \t.,;]*$")
+_BOT_FOOTER_RE = re.compile(
+    r"(?ms)^[ \t]*(?:Dependabot will resolve|You can trigger Dependabot actions)\b.*\Z"
+)
+_HTML_TAG_RE = re.compile(
+    r"</?(?:img|br|hr|p|div|span|a|b|i|em|strong|sub|sup|kbd|summary|table|thead|tbody|tr|td|th|ul|ol|li|pre|"
+    r"code|h[1-6]|picture|source|video|blockquote)\b[^>\n]*>",
+    re.IGNORECASE,
+)
+_CROSS_REPO_REF_RE = re.compile(r"\b[\w.-]+/[\w.-]+#\d+\b")
 _ISSUE_REF_RE = re.compile(
     r"\(#\d+\)|\bgh-\d+\b|"
     r"\b(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|see|refs?|pr|issue|pull request)[ \t]+#\d+\b",
     re.IGNORECASE,
 )
+
+
+def _without_details(text: str) -> str:
+    """`text` without its collapsed `<details …>…</details>` blocks, nested ones whole (an unclosed one runs to the
+    end: the rest was folded away)."""
+    if "<details" not in text.lower():
+        return text
+    out, depth, at = [], 0, 0
+    for tag in _DETAILS_TAG_RE.finditer(text):
+        if not tag.group(1):  # an opening tag
+            if depth == 0:
+                out.append(text[at : tag.start()])
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+            if depth == 0:
+                at = tag.end()
+                out.append(" ")
+    if depth == 0:
+        out.append(text[at:])
+    return "".join(out)
 
 
 def strip_commit_noise(text: str) -> str:
@@ -323,8 +360,14 @@ def strip_commit_noise(text: str) -> str:
     indexed text is never changed."""
     text = _COMMIT_HASH_RE.sub(" ", text)
     text = _BACKPORT_RE.sub(" ", text)
-    text = _DETAILS_RE.sub(" ", text)
+    text = _without_details(text)
     text = _HTML_COMMENT_RE.sub(" ", text)
+    text = _MARKDOWN_COMMENT_RE.sub(" ", text)
+    text = _DEPENDENCY_BLOCK_RE.sub(" ", text)
+    text = _LINK_LIST_LINE_RE.sub(" ", text)
+    text = _BOT_FOOTER_RE.sub(" ", text)
+    text = _HTML_TAG_RE.sub(" ", text)
+    text = _CROSS_REPO_REF_RE.sub(" ", text)
     text = _IMAGE_RE.sub(" ", text)
     text = _URL_RE.sub(" ", text)
     text = _TRAILER_RE.sub(" ", text)
