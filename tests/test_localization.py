@@ -843,3 +843,20 @@ def test_dependabots_boilerplate_is_no_word_of_the_task() -> None:
         assert noise not in said, noise
     generic = read_task("Use List<String> and <b>bold</b> text in Vec<u8>")
     assert {"string", "bold", "u8"} <= set(generic.terms)  # generics and the text between tags stay
+
+
+def test_a_paths_last_part_names_a_file_not_a_symbol_and_a_config_suffix_is_no_word() -> None:
+    """A second new-user run (session 37): `github/codeql-action/init` made every `init` "the task names this
+    symbol"; "min/max" is no path, and still names `max`."""
+    task = read_task("Update github/codeql-action/init to v3 in .github/workflows/ci.yml; fix `Command.Run`")
+    assert "init" in task.names and task.symbol_names == {"command", "run"}
+    assert "max" in read_task("fix NumberUtils min/max varargs").symbol_names
+    corpus = build_chunk_corpus(
+        ["internal/version/version.go", "cmd/run.go"], ["init", "Command.Run"], ["function", "method"],
+        [1, 1], [5, 5], ["func init() { codeql version }", "func (c *Command) Run() { action init }"],
+        None, roles=["code", "code"],
+    )  # fmt: skip
+    sources = localize(corpus, "Update github/codeql-action/init to v3; fix `Command.Run`", None)
+    by_symbol = {s["symbol"]: s["reasons"] for s in sources}
+    assert "the task names this symbol" in by_symbol["Command.Run"]
+    assert "the task names this symbol" not in by_symbol.get("init", [])

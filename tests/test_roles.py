@@ -223,6 +223,8 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("internal/locale/translations/fr_FR.json", "data"),
         ("src/main/resources/i18n/messages_fr.properties", "data"),
         ("resources/lang/en/messages.php", "code"),  # Laravel's language files are PHP code
+        ("hc/api/tests.py", "test"),  # Django's app tests
+        ("rest_framework/test.py", "code"),  # DRF's test client: library code
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

@@ -300,7 +300,9 @@ def test_a_dependency_bump_without_a_product_graph_lists_its_build_file_through_
     assert "+dirty" not in packet["index"]["source_revision"]  # only lamina.toml and dodo.py are untracked
     text = run_lamina("work", "prepare", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo).stdout
     assert "Configuration the task names (untrusted data):" in text and "requirements.txt:1-" in text
-    assert text.index("Configuration the task names") < text.index("Sources (untrusted")  # a bump's files first
+    assert text.index("Configuration the task names") < text.index(
+        "Sources (untrusted"
+    )  # a bump's files first
     code_task = json.loads(
         run_lamina("work", "prepare", "--json", "cancel should refund the order", cwd=repo).stdout
     )

@@ -113,10 +113,11 @@ TEST_DIR_SUFFIXES = (
     ".benchmarks",
 )
 # A test by its file name: test_x.py, x_test.py, x_test.go, x.test.ts, x.spec.js, XTest.java, XTests.cs,
-# XIT.java, XTest.php, XSuite.scala, x_spec.rb, x_spec.lua (busted), x_test.dart, x.bats, tests.rs,
+# XIT.java, XTest.php, XSuite.scala, x_spec.rb, x_spec.lua (busted), x_test.dart, x.bats, tests.rs, Django's
+# tests.py (healthchecks' app tests were code: a new-user run, session 37; `test.py` stays code: DRF's test client),
 # x_tests.rs; conftest.py is config (fixtures), test-utils stay by folder.
 TEST_NAMES = re.compile(
-    r"^test_.+\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|"
+    r"^test_.+\.py$|^tests\.py$|_tests?\.(py|go|rs|rb|exs?|c|cc|cpp)$|\.(test|spec|bench|test-d)\.[cm]?[jt]sx?$|"
     r"_spec\.(rb|lua)$|\.bats$|"
     r"^tests?\.rs$|[a-z0-9](Tests?|IT|Spec)\.(java|kt|scala|groovy|cs|swift|php|m|mm)$|[a-z0-9]Suite\.scala$|"
     r"^Test[A-Z].*\.(java|kt|cs)$",

@@ -1028,7 +1028,8 @@ def _named_symbols(corpus: ChunkCorpus, task: TaskQuery, candidates: Sequence[in
     written with the task's own case when there are any (Go's `Command.Run` is not `Command.run`, and "Console"
     is not `Progress.console`). Such a symbol is its file's first source (django-rest-framework:
     "Request.data" listed `Request.data` fifth in its file)."""
-    if not task.names:
+    names = task.names if task.symbol_names is None else task.symbol_names
+    if not names:
         return frozenset()
     pairs = {(_whole_term(a), _whole_term(b)) for a, b in task.written_pairs}
     qualified: list[int] = []
@@ -1038,7 +1039,7 @@ def _named_symbols(corpus: ChunkCorpus, task: TaskQuery, candidates: Sequence[in
         if symbol.startswith("<"):
             continue
         parts = [_whole_term(part) for part in symbol.replace("::", ".").split(".") if part]
-        if not parts or parts[-1] not in task.names:
+        if not parts or parts[-1] not in names:
             continue
         (qualified if len(parts) > 1 and (parts[-2], parts[-1]) in pairs else member).append(doc)
     chosen = qualified or member
