@@ -192,12 +192,7 @@ def _template_chunks(path: str, language: str, lines: list[str]) -> list[Chunk] 
             (opened[-1][3] if opened else top).append(symbol)
     if opened or not top:
         return None
-    chunks: list[Chunk] = []
-    covered = _covered_rows(top)
-    module_rows = [r for r in range(len(lines)) if r not in covered]
-    chunks.extend(_window_chunks(path, language, MODULE_SYMBOL, "module", module_rows, lines))
-    _emit_symbols(path, language, top, lines, chunks)
-    return chunks
+    return _symbol_chunks(path, language, top, lines)
 
 
 # An encoding declared in the first two lines: PEP 263 (`# -*- coding: latin-1 -*-`), Emacs and Vim modelines.
@@ -438,10 +433,14 @@ def _code_chunks(
         root, symbols = _first_branch_parse(code, text, lines, root, symbols)
     if not symbols and _mostly_unparsed(root, len(lines)):
         return None
-    chunks: list[Chunk] = []
+    return _symbol_chunks(path, language, symbols, lines)
+
+
+def _symbol_chunks(path: str, language: str, symbols: list[_Symbol], lines: list[str]) -> list[Chunk]:
+    """The chunks of these symbols, and the `<module>` chunk of every line none covers."""
     covered = _covered_rows(symbols)
     module_rows = [r for r in range(len(lines)) if r not in covered]
-    chunks.extend(_window_chunks(path, language, MODULE_SYMBOL, "module", module_rows, lines))
+    chunks = _window_chunks(path, language, MODULE_SYMBOL, "module", module_rows, lines)
     _emit_symbols(path, language, symbols, lines, chunks)
     return chunks
 
