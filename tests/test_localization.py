@@ -464,7 +464,7 @@ def test_a_task_that_names_an_example_lists_that_examples_program_first() -> Non
     # the scope `example` names examples/ (session 37): its other programs are candidates too, after the named one
     assert files[2:] == ["examples/pager/main.go", "viewport.go"]
     by_file = {s["file"]: s["reasons"] for s in sources}
-    assert "in the folder the task names: example" in by_file["examples/chat/main.go"]  # opened as code
+    assert "in the folder the task names: examples" in by_file["examples/chat/main.go"]  # opened as code
     unscoped = [s["file"] for s in localize(corpus, "resize chat example based on window", None)]
     assert (
         set(unscoped[:2]) == {"examples/chat/main.go", "_examples/chat/main.go"}
