@@ -16,7 +16,7 @@ which candidate wins are the ranking's own choices.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,11 +32,11 @@ class SpellingIndex:
     words no task word is read against."""
 
     by_length: Mapping[int, tuple[Sequence[str], np.ndarray]]  # length -> (terms, chunk counts)
-    english: frozenset[str]  # lower-case
+    english: Container[str]  # lower-case (runtime.selection_model.HashedWords in graphd)
 
 
 def spelling_index(
-    vocabulary: Mapping[str, int], chunk_counts: np.ndarray, english: frozenset[str]
+    vocabulary: Mapping[str, int], chunk_counts: np.ndarray, english: Container[str]
 ) -> SpellingIndex:
     """`vocabulary`: term -> column; `chunk_counts[column]`: how many chunks hold the term."""
     grouped: dict[int, tuple[list[str], list[int]]] = {}
@@ -82,7 +82,7 @@ def _doubles(base: str) -> bool:
     )
 
 
-def is_english(word: str, english: frozenset[str]) -> bool:
+def is_english(word: str, english: Container[str]) -> bool:
     """Whether a lower-case word, or its plain form properly inflected, is one of `english`: "setters",
     "quirks", "reverted", "occurred" are; "occured", "refered", "failes", "loger" are not (common typos a second
     new-user run of session 37 saw accepted)."""
