@@ -693,6 +693,10 @@ def test_status_says_why_the_index_is_stale(repo: Path) -> None:
     from tests.helpers import commit
 
     assert run_lamina("init", cwd=repo).returncode == 0  # writes dodo.py: untracked, indexed as it is
+    never = status(repo)  # a branch never built says what the first prepare will do (session 37)
+    assert never["state"] == "missing" and any(
+        "no index for this branch/worktree yet" in r for r in never["reasons"]
+    )
     prepare(repo)
     assert status(repo)["reasons"] == []
     (repo / "src/payments.py").write_text(_module("payment", 5))

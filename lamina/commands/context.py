@@ -103,8 +103,11 @@ def _missing_reasons(built: dict[str, Any] | None, replaced: str | None = None) 
     record was already rewritten by the new Lamina (a new-user run saw only "replaced or deleted")."""
     from lamina.constants import RETRIEVAL_SCHEMA_VERSION
 
-    if not built:
-        return []
+    if not built:  # a new branch or worktree (a new-user run, session 37, saw only "missing")
+        return [
+            "no index for this branch/worktree yet: the first `lamina work prepare` (or `lamina context rebuild`) "
+            "builds it, reusing every chunk and embedding the content store already has"
+        ]
     if built.get("schema_version") == RETRIEVAL_SCHEMA_VERSION and replaced:
         return [
             f"graphd replaced the index store when it started ({replaced}); the next build re-chunks and "
