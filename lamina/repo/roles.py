@@ -220,9 +220,11 @@ def conventional_role(path: str) -> str:
             return DOCS
         return DATA if data_like or suffix in DOCS_SUFFIXES else TEST  # sphinx's tests/roots/**/*.rst: data
     if DOCS_NAMES.match(name) and not (code_like or suffix in CONFIG_SUFFIXES) or suffix in DOCS_SUFFIXES:
-        return DOCS  # (news.json is an app's data, not its NEWS: nowinandroid's assets, session 37)
+        # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo), and a `news.json` an
+        # app's data, not its NEWS (nowinandroid's assets, session 37)
+        return DOCS
     if folders[:2] == ["src", "site"] and not code_like:
-        return DOCS  # Maven's site: src/site/site.xml, xdoc/*.xml, apt/*.apt (commons-lang's upgrade notes)  # a `history.ts` or `security.py` is code whatever its name says (excalidraw's undo)
+        return DOCS  # Maven's site: src/site/site.xml, xdoc/*.xml, apt/*.apt (commons-lang's upgrade notes)
     # a DocC catalog's tutorial code. Only the folders above a main source set: a package named `samples` or
     # `example` inside one is code (Spring's org/springframework/samples/petclinic and Initializr's
     # com/example/demo were all docs, session 36), a samples/ module around one (okhttp's) is not
