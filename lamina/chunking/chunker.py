@@ -320,6 +320,11 @@ _KOTLIN_ANNOTATION = re.compile(r"@[\w.:]+(?:\([^()\n]*\))?")
 _KOTLIN_ANNOTATION_LINE = re.compile(r"^[ \t]*(?:@[\w.:]+(?:\([^()\n]*\))?[ \t]*)+$")
 
 
+def _in_annotation_run(line: str) -> bool:
+    """An annotation-only line, or a comment line among or above annotations."""
+    return _KOTLIN_ANNOTATION_LINE.match(line) is not None or line.lstrip().startswith(("//", "/*", "*"))
+
+
 def _with_one_annotation_each(text: str) -> str:
     """The text with every annotation of a run of annotation-only lines but the last blanked (see above)."""
     if text.count("@") < 2:
@@ -331,9 +336,7 @@ def _with_one_annotation_each(text: str) -> str:
             row += 1
             continue
         end = row  # the run: annotation lines and the comment lines among them
-        while end < len(lines) and (
-            _KOTLIN_ANNOTATION_LINE.match(lines[end]) or lines[end].lstrip().startswith(("//", "/*", "*"))
-        ):
+        while end < len(lines) and _in_annotation_run(lines[end]):
             end += 1
         spans = [
             (r, m.start(), m.end())
@@ -792,10 +795,7 @@ def _leading_start(outer: Node, code: CodeLanguage, lines: list[str]) -> int:
         prev = prev.prev_named_sibling
     if code.grammar == "kotlin" and start > 0 and _KOTLIN_ANNOTATION_LINE.match(lines[start - 1]):
         # the annotations _with_one_annotation_each blanked for the parse, and the doc comment above them
-        while start > 0 and (
-            _KOTLIN_ANNOTATION_LINE.match(lines[start - 1])
-            or lines[start - 1].lstrip().startswith(("/*", "*", "//"))
-        ):
+        while start > 0 and _in_annotation_run(lines[start - 1]):
             start -= 1
     return start
 

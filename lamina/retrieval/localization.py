@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -163,8 +164,8 @@ class _Layout:
     terms_of: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict, compare=False)
     # file number -> the folder of the task's scope that made it code for this task (scoped_layout)
     opened: Mapping[int, str] = field(default_factory=dict)
-    # a configuration file's name -> its file numbers, filled on first use (_named_config_files)
-    config_by_name: dict[str, list[int]] = field(default_factory=dict, compare=False)
+    # a file's name, case folded -> its file numbers, filled on first use (_files_named)
+    files_by_name: dict[str, list[int]] = field(default_factory=dict, compare=False)
 
     def rows(self, f: int) -> np.ndarray:
         """File f's chunks, in corpus order."""
@@ -485,7 +486,7 @@ def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
     rather than looking as sure as any other (`retrieval` in packet v5)."""
     task = read_task(query)
     unknown = _unknown_terms(corpus, task)
-    misspelt = _misspelt(corpus, task, capitalised_names(query)) if LOCALIZE_READ_MISSPELT else {}
+    misspelt = _misspelt(corpus, task, query, unknown) if LOCALIZE_READ_MISSPELT else {}
     return {
         "unknown_words": list(dict.fromkeys(task.words.get(t, t) for t in unknown)),
         "known_terms": len(task.terms) - len(unknown),
@@ -497,11 +498,13 @@ def _unknown_terms(corpus: ChunkCorpus, task: TaskQuery) -> list[str]:
     return [t for t in task.terms if t not in corpus.bm25.vocabulary]
 
 
-def _misspelt(corpus: ChunkCorpus, task: TaskQuery, names: Sequence[str] = ()) -> dict[str, str]:
-    """Each unknown term of the task that reads as an indexed one -> that term (spelling.read_as)."""
-    unknown = _unknown_terms(corpus, task)
-    surface = lambda term: _surface(corpus, term)  # noqa: E731
-    return read_as(unknown, task.words, corpus.spelling, frozenset(names), surface) if unknown else {}
+def _misspelt(corpus: ChunkCorpus, task: TaskQuery, query: str, unknown: Sequence[str]) -> dict[str, str]:
+    """Each of the task's `unknown` terms that reads as an indexed one -> that term (spelling.read_as); the
+    query's capitalised names are never read as another."""
+    if not unknown:
+        return {}
+    names = frozenset(capitalised_names(query))
+    return read_as(unknown, task.words, corpus.spelling, names, partial(_surface, corpus))
 
 
 def _surface(corpus: ChunkCorpus, term: str) -> str:
@@ -522,7 +525,7 @@ def read_task_in(corpus: ChunkCorpus, query: str, read_misspelt: bool = LOCALIZE
     """read_task, with each mistyped term the index does not know read as the indexed term it most likely
     is (spelling.read_as: "comand" as command); reasons quote the task's word and what it was read as."""
     task = read_task(query)
-    misspelt = _misspelt(corpus, task, capitalised_names(query)) if read_misspelt else {}
+    misspelt = _misspelt(corpus, task, query, _unknown_terms(corpus, task)) if read_misspelt else {}
     if not misspelt:
         return task
     words = dict(task.words)
@@ -691,17 +694,9 @@ def _named_files(layout: _Layout, written: Sequence[str]) -> list[int]:
     `registry.h` fourth, behind files that share its words (a new-user run, session 37)."""
     if not written:
         return []
-    names = {n.rsplit("/", 1)[-1].casefold() for n in written}
-    by_name: dict[
-        str, list[int]
-    ] = {}  # only for tasks that name a file: a pass over the paths (~3 ms at 10,000)
-    for f, path in enumerate(layout.files):
-        name = path.rsplit("/", 1)[-1].casefold()
-        if name in names and layout.role_of[f] == SOURCE_ROLE:
-            by_name.setdefault(name, []).append(f)
     out: list[int] = []
     for name in written:
-        candidates = by_name.get(name.rsplit("/", 1)[-1].casefold(), [])
+        candidates = [f for f in _files_named(layout, name) if layout.role_of[f] == SOURCE_ROLE]
         for same_case in (True, False):
             if same_case:
                 found = [f for f in candidates if _ends_with_path(layout.files[f], name)]
@@ -720,32 +715,42 @@ def _ends_with_path(path: str, written: str) -> bool:
     return path == written or path.endswith("/" + written)
 
 
+def _files_named(layout: _Layout, written: str) -> list[int]:
+    """The files whose name is the last part of `written`, in any case: from an index of the layout's file names
+    built on first use (named code and configuration files and a stack trace's frames ask it; it was a pass over
+    every path for each)."""
+    index = layout.files_by_name
+    if not index:
+        for f, path in enumerate(layout.files):
+            index.setdefault(path.rsplit("/", 1)[-1].casefold(), []).append(f)
+    return index.get(written.rsplit("/", 1)[-1].casefold(), [])
+
+
 def _stack_trace_files(layout: _Layout, frames: Sequence[str]) -> list[int]:
     """The code files the frames of a quoted stack trace point at (tokenize.stack_frames), in frame order: a
     frame names a file by a path that may begin anywhere (`/srv/app/shop/refunds.py`, `io/shop/UserService.java`
     under `src/main/java/`), so a file matches by its name and as many folders as the two share from the end;
     one folder or more must agree unless the name is the repository's only one. A library's frame matches
     nothing. (A jhipster trace listed the outer `UserResource` first: a new-user run, session 36.)"""
-    by_name: dict[str, list[int]] | None = None
     out: list[int] = []
     for frame in frames:
         parts = [p for p in frame.split("/") if p]
         if not parts:
             continue
-        if by_name is None:
-            by_name = {}
-            for f, path in enumerate(layout.files):
-                if layout.code_file(path) is not None:
-                    by_name.setdefault(path.rsplit("/", 1)[-1], []).append(f)
+        named = [
+            f
+            for f in _files_named(layout, parts[-1])
+            if layout.files[f].rsplit("/", 1)[-1] == parts[-1] and layout.code_rows(f).size
+        ]
         best, best_shared = None, 0
-        for f in by_name.get(parts[-1], []):
+        for f in named:
             folders = layout.files[f].split("/")
             shared = 0
             while shared < min(len(folders), len(parts)) and folders[-1 - shared] == parts[-1 - shared]:
                 shared += 1
             if shared > best_shared:
                 best, best_shared = f, shared
-        unique = len(by_name.get(parts[-1], [])) == 1
+        unique = len(named) == 1
         if best is not None and (best_shared >= 2 or unique) and best not in out:
             out.append(best)
     return out
@@ -1276,15 +1281,15 @@ def _named_config_files(layout: _Layout, query: str) -> list[int]:
     written = [w for w in dict.fromkeys(written) if "." in w or "/" in w or w[:1].isupper()]
     if not written:
         return []
-    by_name = layout.config_by_name
-    if not by_name:  # once per layout (a pass over the paths: ~3 ms at 10,000 files)
-        for f, path in enumerate(layout.files):
-            if layout.role_of[f] == CONFIG_ROLE and path not in OWN_FILES:
-                by_name.setdefault(path.rsplit("/", 1)[-1], []).append(f)
-        by_name.setdefault("", [])  # filled, even when the repository has no configuration file
     out: list[int] = []
     for w in written:
-        found = [f for f in by_name.get(w.rsplit("/", 1)[-1], []) if _ends_with_path(layout.files[f], w)]
+        found = [
+            f
+            for f in _files_named(layout, w)
+            if layout.role_of[f] == CONFIG_ROLE
+            and layout.files[f] not in OWN_FILES
+            and _ends_with_path(layout.files[f], w)
+        ]
         if 0 < len(found) <= LOCALIZE_NAMED_FILE_MAX:
             out.extend(f for f in found if f not in out)
     return out[:CONFIG_LIMIT]

@@ -420,7 +420,7 @@ _INLINE_SUFFIX_RE = re.compile(rf"(?<=[\w/])\.(?:{_CODE_SUFFIXES})(?=$|[\s`'\"),
 _FILE_SUFFIX_RE = re.compile(rf"\.({_CODE_SUFFIXES}|md|rst|toml|ya?ml|json)$", re.IGNORECASE)
 # A file the task names by its name and suffix, or a path to it (`registry.h`, `packages/server/src/index.ts`).
 _NAMED_FILE_RE = re.compile(
-    rf"^(?:[\w.@-]+/)*[\w@-][\w.@-]*\.(?:{_CODE_SUFFIXES}|kts|vue|svelte|html|erb|css|scss|sh|lua|ex|exs|dart|m|mm)$"
+    rf"^(?:[\w.@-]+/)*[\w@-][\w.@-]*\.(?:{_CODE_SUFFIXES}|vue|svelte|html|erb|css|scss|sh|lua|ex|exs|dart|m|mm)$"
 )
 
 
@@ -480,6 +480,7 @@ def read_task(text: str) -> TaskQuery:
         ident_words = split_words(core)
         # a path names its file: `rich/live_render.py` names live_render, not a symbol called rich
         named_words = ident_words[-1:] if "/" in core else ident_words
+        names_a_symbol = core.count("/") < 2 and not _FILE_SUFFIX_RE.search(ident)  # "min/max" is no path
         for word in ident_words:
             parts = word_term_texts(word)
             if not parts:
@@ -487,7 +488,7 @@ def read_task(text: str) -> TaskQuery:
             identifier_terms.update(t for t, _ in parts)
             if word in named_words:
                 names.add(parts[-1][0])  # the whole identifier (or the single part of a one-part word)
-                if core.count("/") < 2 and not _FILE_SUFFIX_RE.search(ident):  # "min/max" is no path
+                if names_a_symbol:
                     symbol_names.add(parts[-1][0])
             for t, said in parts:
                 terms.setdefault(t, None)
