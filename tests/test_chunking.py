@@ -19,6 +19,11 @@ def outline(chunks: list[Chunk]) -> list[tuple[str, str, int, int]]:
     return [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks]
 
 
+def named_outline(chunks: list[Chunk]) -> list[tuple[str, str, int, int]]:
+    """outline() without the `<module>` / `<file>` chunks."""
+    return [entry for entry in outline(chunks) if not entry[0].startswith("<")]
+
+
 def symbols(chunks: list[Chunk]) -> dict[str, str]:
     return {c.symbol: c.kind for c in chunks}
 
@@ -718,7 +723,7 @@ def test_template_blocks_and_macros_are_symbols() -> None:
         b'{% endblock %}\n{% macro field(name) %}\n  <input name="{{ name }}">\n{% endmacro %}\n</html>\n'
     )
     chunks = chunk_file("templates/base.html", text)
-    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if not c.symbol.startswith("<")] == [
+    assert named_outline(chunks) == [
         ("title", "section", 4, 4),
         ("content", "section", 6, 12),
         ("content.inner", "section", 8, 10),
@@ -743,7 +748,7 @@ def test_erlang_and_haskell_functions_are_one_symbol_from_their_first_clause_to_
         b"hide(Opts) when is_map(Opts) ->\n    maps:remove(cert, Opts);\nhide(Opts) ->\n    Opts.\n\n"
         b"-record(state, {a, b}).\n",
     )
-    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in erlang if not c.symbol.startswith("<")] == [
+    assert named_outline(erlang) == [
         ("start", "function", 4, 6),
         ("hide", "function", 8, 11),
         ("state", "struct", 13, 13),
@@ -755,9 +760,7 @@ def test_erlang_and_haskell_functions_are_one_symbol_from_their_first_clause_to_
         b"realLength (x:xs) = 1 + realLength xs\n\ndata Doc = Empty | Text String\n\n"
         b"class Pretty a where\n  pretty :: a -> Doc\n",
     )
-    assert [
-        (c.symbol, c.kind, c.start_line, c.end_line) for c in haskell if not c.symbol.startswith("<")
-    ] == [
+    assert named_outline(haskell) == [
         ("mergeBlocks", "function", 5, 7),
         ("realLength", "function", 9, 11),
         ("Doc", "struct", 13, 13),
@@ -779,7 +782,7 @@ def test_zig_functions_types_methods_and_inline_tests_are_symbols() -> None:
         b"        return .{ .x = 0 };\n    }\n};\n\npub const Kind = enum { a, b };\nextern fn foo() void;\n\n"
         b'test "add works" {\n    try std.testing.expect(add(1, 2) == 3);\n}\n',
     )
-    assert [(c.symbol, c.kind, c.start_line, c.end_line) for c in chunks if not c.symbol.startswith("<")] == [
+    assert named_outline(chunks) == [
         ("add", "function", 4, 7),
         ("Point", "struct", 9, 14),
         ("Point.init", "method", 11, 13),
