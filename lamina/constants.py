@@ -6,7 +6,7 @@ Change a value here and nowhere else; tests import these names rather than repea
 from __future__ import annotations
 
 # --- Identity and schema -------------------------------------------------------------------------
-RETRIEVAL_SCHEMA_VERSION = 25  # bump when chunk, document or index layout changes; add a changelog entry
+RETRIEVAL_SCHEMA_VERSION = 26  # bump when chunk, document or index layout changes; add a changelog entry
 # Every bump and why (a test keeps the last entry equal to RETRIEVAL_SCHEMA_VERSION). graphd replaces an
 # index store written with another version; `prepare` rebuilds it from the content store (no embedding).
 RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
@@ -110,6 +110,10 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
         " Laravel migrations and db/schema.rb generated; Android flavour source sets (src/prod/java/) code or test;"
         " requirements*.txt, *.cabal, build.zig, *.config config; .github/*.md and src/site/ docs; a library"
         " build's /*! v1.2.3 */ banner skips a .js/.css file, rspec-rails' scaffold note no longer does",
+    ),
+    (
+        26,
+        "terms: an acronym's plural is the acronym (URLs -> url, APIs -> api; before: ur, ls, url and ap, apis)",
     ),
 )
 # CHUNKER_VERSION is part of every chunk cache key: bump when chunk boundaries or names change (9: a Kotlin top-level

@@ -28,9 +28,10 @@ from lamina.retrieval.stopwords import TASK_STOPWORDS as TASK_STOPWORDS_FOR_QUER
 # harmless (word_terms drops empty segments), and this simple pattern is the fastest scan.
 _WORD_RE = re.compile(r"[\w-]+")
 _JOINERS_RE = re.compile(r"[_-]+")
-# ASCII case parts: an acronym before a capitalised word ("HTTPServer" -> HTTP, Server), a
-# (capitalised) lower-case run, a trailing acronym, or a digit run.
-_ASCII_PART_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# ASCII case parts: an acronym's plural ("URLs", "IDs" -> URL, ID: the first group), an acronym before a
+# capitalised word ("HTTPServer" -> HTTP, Server), a (capitalised) lower-case run, a trailing acronym, or a
+# digit run (the second group). Before session 38 a plural acronym split as "UR", "Ls" and "APIs" never met `API`.
+_ASCII_PART_RE = re.compile(r"([A-Z]{2,})s(?![a-z])|([A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+)")
 
 # Kept short on purpose: only words that carry no meaning in a task *or* in code. Words that can be
 # domain terms stay ("return", "order", "class", "new", "not", "no", "get", "set", "import").
@@ -99,7 +100,7 @@ def _undouble(s: str) -> str:
 def _case_parts(segment: str) -> list[str]:
     """Split one separator-free segment at case and letter/digit boundaries."""
     if segment.isascii():
-        return _ASCII_PART_RE.findall(segment)
+        return [plural or part for plural, part in _ASCII_PART_RE.findall(segment)]
     # Any script: same rules, by character class. Uncased letters (e.g. CJK) count as lower case.
     parts: list[str] = []
     start = 0
