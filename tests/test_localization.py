@@ -860,3 +860,38 @@ def test_a_paths_last_part_names_a_file_not_a_symbol_and_a_config_suffix_is_no_w
     by_symbol = {s["symbol"]: s["reasons"] for s in sources}
     assert "the task names this symbol" in by_symbol["Command.Run"]
     assert "the task names this symbol" not in by_symbol.get("init", [])
+
+
+def test_a_member_the_task_names_with_its_owner_is_not_another_owners() -> None:
+    """tokio (session 38): "implement `Peekable::size_hint`" listed ten other streams' `size_hint` as named and
+    not peekable.rs, which had none yet. With the owner in the index, only its file and symbols are named; an
+    owner the index lacks (`x509`) leaves the member free."""
+    paths = ["src/stream_map.rs", "src/map.rs", "src/fuse.rs", "src/peekable.rs", "src/pool.rs"]
+    symbols = ["StreamMap.size_hint", "Map.size_hint", "Fuse.size_hint", "Peekable", "SystemCertPool"]
+    texts = [
+        "fn size_hint(&self) -> (usize, Option<usize>) { stream size hint of the map of streams }",
+        "fn size_hint(&self) -> (usize, Option<usize>) { the stream's size hint }",
+        "fn size_hint(&self) -> (usize, Option<usize>) { size hint of a fused stream }",
+        "pub struct Peekable<T> { stream: T, peeked: Option<T::Item> }",
+        "func SystemCertPool() (*x509.CertPool, error) { the system's pool }",
+    ]
+    n = len(paths)
+    corpus = build_chunk_corpus(
+        paths, symbols, ["method"] * n, [1] * n, [9] * n, texts, None, roles=["code"] * n
+    )
+    sources = localize(corpus, "stream: implement `Peekable::size_hint`", None)
+    named = {s["symbol"] for s in sources if "the task names this symbol" in s["reasons"]}
+    assert named == {"Peekable"}
+    assert sources[0]["file"] == "src/peekable.rs"
+    external = localize(corpus, "use stdlib's x509.SystemCertPool on Windows", None)
+    assert (
+        external[0]["symbol"] == "SystemCertPool" and "the task names this symbol" in external[0]["reasons"]
+    )
+
+
+def test_an_elixir_or_erlang_arity_is_no_path() -> None:
+    """oban (session 38): `Repo.transaction/3` named the symbol "3"."""
+    task = read_task("Add exhausted logging to Repo.transaction/3 and `Oban.Period.to_seconds/1`")
+    assert {"repo", "transaction", "period", "tosecond"} <= task.names and "3" not in task.names
+    assert ("Repo", "transaction") in task.written_pairs
+    assert read_task("bump the api/v2 handler").names == {"v2"}  # a path's last part is no arity

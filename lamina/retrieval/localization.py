@@ -884,12 +884,36 @@ def _name_scores(layout: _Layout, task: TaskQuery, n: int) -> np.ndarray | None:
         return None
     scores = np.zeros(n, dtype=np.float64)
     found = False
+    owned = _owned_members(layout, task)
     for term in task.names:
         rows = layout.name_terms.get(term)
-        if rows is not None:
+        if rows is not None and term in owned:
+            rows = np.intersect1d(rows, owned[term], assume_unique=True)
+        if rows is not None and rows.size:
             scores[rows] += 1.0
             found = True
     return scores if found else None
+
+
+def _holds(sorted_rows: np.ndarray, row: int) -> bool:
+    at = int(np.searchsorted(sorted_rows, row))
+    return at < sorted_rows.size and int(sorted_rows[at]) == row
+
+
+def _owned_members(layout: _Layout, task: TaskQuery) -> dict[str, np.ndarray]:
+    """A member the task names with its owner (`Peekable::size_hint`, `cmdutil.MutuallyExclusive`, `Repo.insert`)
+    -> the chunks whose path or symbol holds that owner, when the index has it: there, the member of another
+    owner is not what the task names (tokio's "implement `Peekable::size_hint`" listed ten other streams'
+    `size_hint` and not peekable.rs, which had none yet; session 38). An owner the index lacks (`x509`, `os.path`)
+    leaves its member free."""
+    owned: dict[str, np.ndarray] = {}
+    for owner_word, member_word in task.written_pairs:
+        owner, member = _whole_term(owner_word), _whole_term(member_word)
+        rows = layout.name_terms.get(owner)
+        if not owner or not member or owner == member or rows is None:
+            continue
+        owned[member] = rows if member not in owned else np.union1d(owned[member], rows)
+    return owned
 
 
 def _within_file_order(
@@ -1050,6 +1074,7 @@ def _named_symbols(corpus: ChunkCorpus, task: TaskQuery, candidates: Sequence[in
     if not names:
         return frozenset()
     pairs = {(_whole_term(a), _whole_term(b)) for a, b in task.written_pairs}
+    owned = _owned_members(corpus.layout(), task)
     qualified: list[int] = []
     member: list[int] = []
     for doc in candidates:
@@ -1059,6 +1084,8 @@ def _named_symbols(corpus: ChunkCorpus, task: TaskQuery, candidates: Sequence[in
         parts = [_whole_term(part) for part in symbol.replace("::", ".").split(".") if part]
         if not parts or parts[-1] not in names:
             continue
+        if parts[-1] in owned and not _holds(owned[parts[-1]], doc):
+            continue  # another owner's member of that name
         (qualified if len(parts) > 1 and (parts[-2], parts[-1]) in pairs else member).append(doc)
     chosen = qualified or member
     as_written = [d for d in chosen if _own_name(corpus.symbols[d]) in task.written]

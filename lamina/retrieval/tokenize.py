@@ -397,7 +397,8 @@ class TaskQuery:
     # reads an examples folder's program of that name as code and lists it first (session 33).
     examples: tuple[str, ...] = ()
     # The named identifiers' words as written (case kept: Go's `Command.Run` is not `Command.run`), and each
-    # adjacent pair of a qualified one (`Command.Run` -> ("Command", "Run")): which symbol the task names.
+    # adjacent pair of a qualified one (`Command.Run` -> ("Command", "Run"); not of a backticked command line,
+    # `docker create --help`): which symbol the task names, and whose.
     written: frozenset[str] = frozenset()
     written_pairs: frozenset[tuple[str, str]] = frozenset()
     # The code files it names by name and suffix or by path, as written, in order (`registry.h`,
@@ -425,9 +426,14 @@ _NAMED_FILE_RE = re.compile(
 )
 
 
+# A function's arity as Elixir and Erlang write it (`Repo.transaction/3`, `lists:keyfind/3`): no path. Read as a
+# path, `/3` named the symbol "3" (a new-user run on oban, session 38).
+_ARITY_RE = re.compile(r"(?<=[A-Za-z0-9_?!])/\d{1,2}$")
+
+
 def _strip_token(token: str) -> str:
     token = token.rstrip(".:,;#-")
-    return token.lstrip(".:#-")
+    return _ARITY_RE.sub("", token.lstrip(".:#-"))
 
 
 def _is_identifier(token: str) -> bool:
@@ -463,7 +469,7 @@ def read_task(text: str) -> TaskQuery:
                 folders.append(folder)
         if scope.group("type"):
             body = text.replace(scope.group(0).strip(), " ", 1)
-    named.extend(m.group(1).strip() for m in _BACKTICKED_RE.finditer(text))
+    named.extend(_ARITY_RE.sub("", m.group(1).strip()) for m in _BACKTICKED_RE.finditer(text))
     for raw_token in _RAW_TOKEN_RE.findall(body):
         token = _strip_token(raw_token)
         if _is_identifier(token):
@@ -495,7 +501,10 @@ def read_task(text: str) -> TaskQuery:
                 terms.setdefault(t, None)
                 words.setdefault(t, said)
         written.update(named_words)
-        written_pairs.update(zip(named_words, named_words[1:], strict=False))
+        if not any(
+            c.isspace() for c in core
+        ):  # a backticked command line (`docker create --help`) is no owner's
+            written_pairs.update(zip(named_words, named_words[1:], strict=False))
         if _NAMED_FILE_RE.match(ident.strip("/")):
             files.setdefault(ident.strip("/"), None)
     for word in split_words(_INLINE_SUFFIX_RE.sub(" ", body)):
