@@ -443,6 +443,10 @@ def test_hostile_files_are_skipped_and_counted(repo: Path) -> None:
     assert build["skipped_by_reason"]["binary"] >= 1
     assert build["skipped_by_reason"]["too_large"] >= 1
     assert build["skipped_by_reason"]["symlink"] >= 1
+    # the text says why and where to see which (a bare "3 skipped" left a new user asking, session 38)
+    human = run_lamina("context", "status", cwd=repo).stdout
+    (line,) = [x for x in human.splitlines() if x.startswith("last build:")]
+    assert "binary" in line and "too_large" in line and "lamina context files --skipped" in line
     files = search_files(repo, "caf")
     assert "latin1.py" in files and "escape.txt" not in files
 

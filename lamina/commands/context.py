@@ -221,7 +221,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"contents:     {st['workflows']} workflows, {st['source_chunks']} source chunks",
         "last build:   "
         + (
-            f"{lb.get('files_scanned', 0)} files indexed ({lb.get('files_skipped', 0)} skipped), "
+            f"{lb.get('files_scanned', 0)} files indexed ({_describe_skipped(lb)}), "
             f"{vector_counts(lb)}, {lb.get('seconds', 0)} s"
             if lb
             else "(no build yet)"
@@ -232,6 +232,16 @@ def cmd_status(args: argparse.Namespace) -> int:
     ]
     emit(args, st, "\n".join(lines))
     return 0
+
+
+def _describe_skipped(last_build: dict[str, Any]) -> str:
+    """How many files the last build skipped and why ("3 skipped: 2 binary, 1 excluded"), and where to see them: a
+    bare count left a new user asking which (session 38)."""
+    count = last_build.get("files_skipped", 0)
+    if not count:
+        return "none skipped"
+    reasons = ", ".join(f"{n} {r}" for r, n in (last_build.get("skipped_by_reason") or {}).items() if n)
+    return f"{count} skipped{': ' + reasons if reasons else ''}; `lamina context files --skipped` lists them"
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
