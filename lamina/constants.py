@@ -113,7 +113,9 @@ RETRIEVAL_SCHEMA_CHANGELOG: tuple[tuple[int, str], ...] = (
     ),
     (
         26,
-        "terms: an acronym's plural is the acronym (URLs -> url, APIs -> api; before: ur, ls, url and ap, apis)",
+        "terms: an acronym's plural is the acronym (URLs -> url, APIs -> api; before: ur, ls, url and ap, apis);"
+        " roles: Dockerfile variants and .credo.exs config; numbered or dated migrations (knex, TypeORM, Flyway,"
+        " Ecto, golang-migrate), SQL patches in a migrations folder and Alembic revisions generated",
     ),
 )
 # CHUNKER_VERSION is part of every chunk cache key: bump when chunk boundaries or names change (9: a Kotlin top-level

@@ -225,6 +225,20 @@ from lamina.repo.roles import RoleRules, conventional_role, file_role, role_rule
         ("resources/lang/en/messages.php", "code"),  # Laravel's language files are PHP code
         ("hc/api/tests.py", "test"),  # Django's app tests
         ("rest_framework/test.py", "code"),  # DRF's test client: library code
+        # session 38's new-user runs: numbered migrations, Dockerfile variants, Credo's settings
+        (".credo.exs", "config"),
+        ("docker/debian-base.dockerfile", "config"),
+        ("Dockerfile.dev", "config"),
+        ("db/knex_migrations/2023-08-16-0000-create-uptime.js", "generated"),
+        ("db/old_migrations/patch-2fa.sql", "generated"),
+        ("src/migrations/1680000000000-Init.ts", "generated"),
+        ("migrations/000001_init.up.sql", "generated"),
+        ("src/main/resources/db/migration/V1_2__init.sql", "generated"),
+        ("priv/repo/migrations/20230101000000_create_users.exs", "generated"),
+        ("alembic/versions/3b1f_add_users.py", "generated"),
+        ("src/migration/MigrationExecutor.ts", "code"),  # TypeORM's own migration machinery
+        ("lib/oban/migrations/postgres/v12.ex", "code"),  # a library's versioned migrations are its code
+        ("migrations/index.js", "code"),
     ],
 )
 def test_conventional_roles(path: str, role: str) -> None:

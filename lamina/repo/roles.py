@@ -66,7 +66,7 @@ CONFIG_NAMES = frozenset(
     manage.py dodo.py cmakelists.txt meson.build meson_options.txt configure.ac configure.in makefile.am
     makefile.in gnumakefile sconstruct sconscript build.bazel workspace.bazel build.sbt build.sc build.mill mill package.swift gradlew gradlew.bat mvnw
     fastfile appfile podfile cartfile mix.exs .formatter.exs .luacheckrc .busted mvnw.cmd nuget.config
-    build.zig setup.hs setup.lhs rebar.config
+    build.zig setup.hs setup.lhs rebar.config .credo.exs
     """.split()
 )  # dodo.py: doit's task file (`lamina init` writes one: Lamina's own, never a source)
 GENERATED_NAMES = re.compile(
@@ -126,6 +126,10 @@ TEST_NAMES = re.compile(
 # and any .txt or .in in a requirements/ folder (requirements/base.txt).
 DEPENDENCY_LISTS = re.compile(r"^(requirements|constraints)([._-][\w.-]*)?\.(txt|in)$", re.IGNORECASE)
 DJANGO_MIGRATION = re.compile(r"^\d{4}_\w+\.py$")  # app/migrations/0002_auto_20160226_1747.py
+# Any migration tool's numbered or dated steps in a migrations folder (knex's 2023-08-16-0000-create-uptime.js,
+# TypeORM's 1680000000000-Init.ts, golang-migrate's 000001_init.up.sql, Flyway's V1_2__init.sql), and SQL patches
+# there: history a change adds to, never edits (uptime-kuma's 104 took source slots in 7 packets, session 38)
+NUMBERED_MIGRATION = re.compile(r"^(\d|V\d+(_\d+)*__)|\.sql$")
 EF_MIGRATION = re.compile(r"^\d{14}_\w+\.cs$")  # Migrations/20240106121712_UseEnumForOrderStatus.cs (EF Core)
 # Rails (db/migrate/20240106121712_add_index.rb) and Laravel (database/migrations/2024_01_06_121712_create_x.php)
 RAILS_MIGRATION = re.compile(r"^\d{14}_\w+\.rb$")
@@ -136,9 +140,12 @@ RAILS_SCHEMA_FILES = ("db/schema.rb", "db/structure.sql")
 # manifests (Package@swift-6.0.swift).
 CONFIG_NAME_PATTERNS = re.compile(
     r"\.gradle\.kts$|^package@swift-[0-9.]+\.swift$|\.(xml|neon|ini|yml|yaml|json)\.dist$|\.neon$|\.podspec$|"
-    r"\.pbxproj$|\.xcconfig$|\.mill$|\.rockspec$",
+    r"\.pbxproj$|\.xcconfig$|\.mill$|\.rockspec$|\.dockerfile$|^(dockerfile|containerfile)\.[\w.-]+$",
     re.IGNORECASE,
-)  # phpunit.xml.dist, phpstan.neon(.dist): PHP tools' settings; CocoaPods and Xcode projects; Mill builds
+)  # phpunit.xml.dist, phpstan.neon(.dist): PHP tools' settings; CocoaPods and Xcode projects; Mill builds;
+# Dockerfile.dev, docker/base.dockerfile (data before: a new-user run on uptime-kuma, session 38). JavaScript tools'
+# settings written as programs (vite.config.ts, .eslintrc.js) stay code: as config in schema 14, no task could
+# reach them ("adjust rollup config to preserve license header" lost its only file; schema 15).
 # Kotlin Multiplatform and Android source sets of tests: src/commonTest/, src/jvmTest/, src/androidUnitTest/
 # (camelCase, so src/latest/ is not one).
 _SOURCE_SET_TEST = re.compile(r"^[a-z][A-Za-z0-9]*Test$")
@@ -172,8 +179,19 @@ def conventional_role(path: str) -> str:
     if folders and folders[-1] == "migrations" and (DJANGO_MIGRATION.match(name) or EF_MIGRATION.match(name)):
         return GENERATED
     # (Rails' and Laravel's too; lobsters' 150 old migrations took 7 source slots in 6 packets, session 37)
-    migrations_folder = bool(folders) and (folders[-1] == "migrate" or "migrations" in folders[-1])
-    if migrations_folder and (RAILS_MIGRATION.match(name) or LARAVEL_MIGRATION.match(name)):
+    migrations_folder = bool(folders) and (
+        folders[-1] in ("migrate", "migration") or "migrations" in folders[-1]
+    )
+    if migrations_folder and (
+        RAILS_MIGRATION.match(name) or LARAVEL_MIGRATION.match(name) or NUMBERED_MIGRATION.search(name)
+    ):
+        return GENERATED
+    # Alembic's revisions (alembic/versions/, migrations/versions/): generated steps, as above
+    if (
+        len(folders) >= 2
+        and folders[-1] == "versions"
+        and (folders[-2] == "alembic" or "migrations" in folders[-2])
+    ):
         return GENERATED
     if path.endswith(RAILS_SCHEMA_FILES) and path.count("/") <= 2:
         return GENERATED
