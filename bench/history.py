@@ -1,16 +1,10 @@
-"""An evaluated, not built, localization ranker: the repository's own history (bench/localization_eval.py
-`tune --history N`).
+"""The history ranker's experiments (bench/file_structure.py `--family history`, bench/file_rerank.py churn): the
+product's ranker is lamina/retrieval/history.py (session 38); this module keeps the knobs that were measured around
+it (docs/evaluation.md, constants.py) and reads commits for the benches.
 
 Each past (non-merge) commit's cleaned message and the files it touched; a task that reads like a past
 commit's message points at the files that commit changed (the "similar past reports" of bug-localization
-work such as BugLocator). The task is scored by BM25 against the messages; each of the `top` most similar
-commits gives every code file it touched its similarity divided by the number of such files, and a file's
-score is the sum. The resulting file ranking joins Lamina's fusion through `localize_all(extra=...)`.
-
-Measured on the four tuning repositories (session 8, docs/evaluation.md, "History"): paired file MRR
-+0.021 [-0.01, +0.05] over 285 commits, typeorm -0.090 and tokio -0.037 in every variant, so it is not
-part of the product; it lives here, with its knobs, so the measurement can be repeated. Commit messages
-would be untrusted data: they could only rank sources, never select, never add obligations.
+work such as BugLocator). Commit messages are untrusted data: they only rank sources.
 """
 
 from __future__ import annotations
@@ -24,19 +18,11 @@ from pathlib import Path
 import numpy as np
 
 from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
+from lamina.retrieval.history import clean_message
 
 # A commit's record in `git log` output: NUL, id, unit separator, message, record separator, then the
 # touched paths one a line (--name-only).
 _FORMAT = "%x00%H%x1f%B%x1e"
-# Trailers ("Signed-off-by: …", "Co-authored-by: …"), horizontal rules, checklists: no task in them.
-_TRAILER = re.compile(r"^\s*[A-Za-z][A-Za-z0-9-]*-by:|^\s*(?:Change-Id|Reviewed-on|Bug|Fixes|Refs?|Closes):",
-                      re.IGNORECASE)  # fmt: skip
-_RULE = re.compile(r"^\s*(?:[-=*_]\s*){3,}$")
-_CHECKLIST = re.compile(r"^\s*[-*]\s*\[[ xX]\]")
-_URL = re.compile(r"https?://\S+")
-_ISSUE_REF = re.compile(r"\(?#\d+\)?|\bgh-\d+\b", re.IGNORECASE)
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-_SPACES = re.compile(r"[ \t]+")
 
 
 @dataclass(frozen=True)
@@ -44,18 +30,6 @@ class HistoryCommit:
     commit: str  # full id
     message: str  # cleaned (clean_message)
     files: tuple[str, ...]  # the paths it touched (renames: the new path), sorted
-
-
-def clean_message(message: str) -> str:
-    """A commit message as evidence: subject + body without trailers, URLs, issue numbers and rules."""
-    lines = []
-    for raw in _HTML_COMMENT.sub(" ", message).splitlines():
-        if _TRAILER.match(raw) or _RULE.match(raw) or _CHECKLIST.match(raw):
-            continue
-        line = _SPACES.sub(" ", _ISSUE_REF.sub(" ", _URL.sub(" ", raw))).strip()
-        if line:
-            lines.append(line)
-    return "\n".join(lines)
 
 
 def recent_commits(root: Path, head: str, limit: int) -> list[str]:

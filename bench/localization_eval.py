@@ -599,12 +599,12 @@ def split_names(split: str) -> list[str]:
 
 def cmd_tune(args: argparse.Namespace) -> None:
     from lamina.retrieval.localization import LocalizeParams, localize, localize_all
-    from lamina.retrieval.service import ScopeHistory, named_commit_paths
+    from lamina.retrieval.service import CommitHistory, ScopeHistory, named_commit_paths
 
-    # the repository's clone (--clones/<name>): the commits a task names and its scope's history (from the indexed
-    # snapshot), as graphd reads them from its repository
+    # the repository's clone (--clones/<name>): the commits a task names, its scope's history and the past
+    # commits like it (from the indexed snapshot), as graphd reads them from its repository
     git_dir: dict[str, Path | None] = {"current": None}
-    history_of: dict[str, Any] = {"current": ScopeHistory(None), "head": ""}
+    history_of: dict[str, Any] = {"current": ScopeHistory(None), "past": CommitHistory(None), "head": ""}
 
     def run(c: Any, q: str, v: Any, h: Any, params: Any = None) -> Any:
         extra = {"file": whole_file_ranking(c, q)} if args.whole_file else {}
@@ -612,22 +612,12 @@ def cmd_tune(args: argparse.Namespace) -> None:
             extra["centroid"] = centroid_ranking(c, v)
         if args.literals:
             extra["literals"] = literal_ranking(c, q)
-        if h is not None:  # the history ranker (bench/history.py), fused like the product's rankers
-            code = {
-                path
-                for path, role in zip(c.paths, c.roles or ["code"] * len(c), strict=True)
-                if role == "code"
-            }
-            extra["history"] = history_ranking(h, q, code.__contains__, history_params)
         commits = named_commit_paths(git_dir["current"], q)
         scoped = history_of["current"].changes(history_of["head"], q)
         return localize_all(
-            c, q, v, params=params, extra=extra, commit_paths=commits, scope_history=scoped
+            c, q, v, params=params, extra=extra, commit_paths=commits, scope_history=scoped, history=h
         ).sources
 
-    from bench.history import HistoryParams, history_ranking
-
-    history_params = HistoryParams(**json.loads(args.history_params)) if args.history_params else None
     variants: dict[str, Callable[..., Any]] = {"lamina": run}
     for i, spec in enumerate(args.variant or []):
         fields = json.loads(spec)
@@ -670,12 +660,10 @@ def cmd_tune(args: argparse.Namespace) -> None:
             corpus._layout["file_docs"] = file_documents(dump)
         base = Baselines(dump, scope_of(load_repos()[name]))
         snapshot = json.loads((args.work / "cases" / f"{name}.json").read_text())["snapshot"]
-        history_of.update(current=ScopeHistory(git_dir["current"]), head=snapshot)
-        history = (
-            load_history(args.work, args.clones, name, snapshot, args.history, args.history_max_files)
-            if args.history
-            else None
+        history_of.update(
+            current=ScopeHistory(git_dir["current"]), past=CommitHistory(git_dir["current"]), head=snapshot
         )
+        history = history_of["past"].corpus(snapshot)  # the product's (graphd's) reading of the history
         localize(corpus, "warm up", qvecs[0])  # the corpus's layout, built once (graphd caches it)
         for case, qvec in zip(cases, qvecs, strict=True):
             got = {}
@@ -787,11 +775,6 @@ def main() -> None:
     t.add_argument("--variant", action="append", help="LocalizeParams fields as JSON (repeatable)")
     t.add_argument("--predictions", type=Path, help="per-case predictions of every ranker (JSON lines)")
     t.add_argument("--clones", type=Path, default=Path("/tmp/eval"))
-    t.add_argument(
-        "--history", type=int, default=0, help="past commits of each snapshot to rank with (0: none)"
-    )
-    t.add_argument("--history-max-files", type=int, default=50)
-    t.add_argument("--history-params", default=None, help="bench/history.py HistoryParams fields as JSON")
     t.add_argument("--lexical-only", action="store_true", help="ignore the dumps' vectors")
     t.add_argument("--whole-file", action="store_true", help="a whole-file BM25 ranking joins the fusion")
     t.add_argument("--bm25", help='chunk BM25 parameters as JSON: {"k1": 1.2, "b": 0.75, "weights": {...}}')

@@ -874,7 +874,8 @@ FACET_LEXICAL_WEIGHT = 1.0
 LOCALIZE_IDENTIFIER_WEIGHT = 1.0  # BM25 weight of a term from an identifier the task names
 LOCALIZE_LEXICAL_DAMPING = 0.3  # file score = best chunk + damping * the next two (BM25)
 LOCALIZE_DENSE_DAMPING = 0.3  # the same for cosine
-LOCALIZE_RANKER_WEIGHTS = {"lexical": 1.0, "dense": 1.0, "names": 1.0}  # weighted RRF of file rankings
+# weighted RRF of file rankings; "history": the similar past commits' files (session 38, below)
+LOCALIZE_RANKER_WEIGHTS = {"lexical": 1.0, "dense": 1.0, "names": 1.0, "history": 1.0}
 LOCALIZE_RRF_K = 60
 LOCALIZE_WITHIN_FILE_RRF_K = 60  # RRF k of the BM25 and cosine ranks that order one file's symbols
 LOCALIZE_WITHIN_FILE_NAME_WEIGHT = 0.0  # RRF weight of the symbol-name rank within one file
@@ -1030,8 +1031,7 @@ LOCALIZE_FILE_SCORER_SHORTLIST = 30
 # feedback (RM3 terms of the best 5-20 chunks or 3-5 files, weights 0.1-0.5; Rocchio on the query vector):
 # MRR -0.051 to +0.002, none outside noise upwards; not added. What did win is on the task's side:
 # tokenize.strip_commit_noise (commit hashes and backport boilerplate out of the BM25 query).
-# The history ranker (bench/history.py: similar past commits' files, BugLocator-style) is NOT part of the
-# product; the evaluation fuses it through localize_all's `extra` at weight 1.0. Session 8 (2026-12-04), `bench/localization_eval.py tune --history N` over the
+# The history ranker (similar past commits' files, BugLocator-style; bench/history.py until session 38). Session 8 (2026-12-04), `bench/localization_eval.py tune --history N` over the
 # four embedded tuning dumps (285 commits; each snapshot's own newest N non-merge commits, strictly older
 # than every case), paired Δ file MRR with - without: N 3000, top 200: +0.021 [-0.01, +0.05] (aiohttp
 # +0.078, jsoup +0.043, tokio -0.037, typeorm -0.090: 13 of its 50 cases are in packages/codemod, which 4
@@ -1042,6 +1042,19 @@ LOCALIZE_FILE_SCORER_SHORTLIST = 30
 # or using history only when its best commit matches >= 50 % of the task's terms: none outside noise,
 # typeorm always below; newer commits weighted more (half-life 300 / 1000 commits): MRR 0.652 / 0.696 against
 # 0.677, typeorm 0.571 / 0.599 against 0.679. Not wired into graphd for lack of a gain outside noise.
+# Session 38 (2026-12-07): the same ranker measured again on today's product, which had changed around it (roles,
+# the file scorer, the slots, the task's reading): `tune --history 3000` (weight 1.0, top 200, commits of more than
+# 50 paths give nothing), paired against the product without it: training (eleven repositories, 1,712 commits,
+# /tmp/s36/train_tune.py) file MRR +0.0070 [+0.0017, +0.0119] (129 up, 64 down; 8 of 11 repositories up: bat
+# +0.022, bubbletea +0.014, poetry +0.013; fzf -0.009, ripgrep -0.007, express -0.004), symbol R@10 +0.002
+# [-0.005, +0.008]; tuning (six, 593) +0.0074 [+0.0008, +0.0147] (28 up, 14 down), symbol R@10 +0.003; weight 0.5:
+# +0.006 on tuning, -0.002 on training against 1.0; 0.25 less. Both intervals clear zero, so it is built
+# (lamina/retrieval/history.py; graphd reads the history per indexed head, service.CommitHistory) with the
+# measured knobs; nothing was chosen on the held-out repositories.
+LOCALIZE_HISTORY_COMMITS = 3000  # the indexed head's newest non-merge commits read (cli: 0.2 s, maven 0.8 s)
+LOCALIZE_HISTORY_MAX_FILES = 50  # a commit that changed more paths gives no file anything
+LOCALIZE_HISTORY_TOP = 200  # the most similar past commits whose files are ranked
+LOCALIZE_HISTORY_REASON_FILES = 10  # the history's first files: their sources say which past commit matched
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)
 # packet.config: the configuration files a task names (localization._named_config), at most CONFIG_LIMIT, listed
 # when the best configuration chunk's BM25 is at least CONFIG_MIN_SHARE of the best code chunk's. Session 37,

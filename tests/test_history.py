@@ -1,12 +1,19 @@
-"""The history ranker (bench/history.py: evaluated, not built into the product): reading a real repository's
-past commits and ranking the files similar past commits touched, fused through localize_all's `extra`."""
+"""The history ranker (lamina/retrieval/history.py, session 38): a real repository's past commits read with git
+(lamina/repo/git.py recent_history), and the files that past commits like the task changed ranked and fused."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from bench.history import build_history_corpus, clean_message, history_ranking, read_commits, recent_commits
-from lamina.retrieval.localization import build_chunk_corpus, localize_all
+import numpy as np
+import pytest
+
+from lamina.repo.git import recent_history
+from lamina.retrieval.history import build_history, clean_message, history_files, ranked_paths
+from lamina.retrieval.localization import LocalizeParams, build_chunk_corpus, localize_all, weighted_bm25
+from lamina.retrieval.service import CommitHistory
+from tests.conftest import run_lamina
 from tests.helpers import commit, git, make_repo
 
 
@@ -27,44 +34,93 @@ def test_past_commits_are_read_with_their_files_newest_first(tmp_path: Path) -> 
     second = commit(repo, {"src/ship.py": "def ship(): pass\n", "src/billing.py": "z = 0\n"}, "Ship later")
     git(repo, "merge", "-q", "--no-ff", "-m", "Merge side", "side")
     head = git(repo, "rev-parse", "HEAD").strip()
-    ids = recent_commits(repo, head, 10)
+    past = recent_history(repo / ".git", head, 10)
+    ids = [c for c, _, _ in past]
     assert ids[0] in (second, side) and first in ids and len(ids) == 4  # merges are left out
-    commits = {c.commit: c for c in read_commits(repo, ids, max_files=50)}
-    assert commits[second].files == ("src/billing.py", "src/ship.py")
-    assert commits[first].message == "Charge the card twice on retry"
-    # a commit touching more paths than max_files keeps its message and no files
-    assert read_commits(repo, [second], max_files=1)[0].files == ()
-    assert recent_commits(repo, head, 2) == ids[:2]
+    by_id = {c: (message, paths) for c, message, paths in past}
+    assert sorted(by_id[second][1]) == ["src/billing.py", "src/ship.py"]
+    assert by_id[first][0].strip() == "Charge the card twice on retry"
+    assert [c for c, _, _ in recent_history(repo / ".git", head, 2)] == ids[:2]
+    # a commit that changed more paths than the limit keeps its message and gives no file anything
+    corpus = build_history(past, max_files=1)
+    assert corpus.files[ids.index(second)] == () and corpus.files[ids.index(first)] == ("src/billing.py",)
 
 
 def test_a_repository_without_history_gives_no_commits(tmp_path: Path) -> None:
     repo = tmp_path / "empty"
     repo.mkdir()
     git(repo, "init", "-q")
-    assert recent_commits(repo, "", 10) == []
-    assert recent_commits(repo, "HEAD", 10) == []  # git fails: no history, no error
-    assert read_commits(repo, [], 10) == []
+    assert recent_history(repo / ".git", "HEAD", 10) == ()  # git fails: no history, no error
+    assert CommitHistory(repo / ".git").corpus("HEAD") is None
+    assert CommitHistory(None).corpus("HEAD") is None and CommitHistory(repo / ".git").corpus("") is None
 
 
 def test_history_ranks_first_a_file_whose_code_names_nothing_the_task_says(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"README.md": "shop\n"})
     commit(repo, {"src/ledger.py": "def post(entry): pass\n"}, "Refunds must reverse the booking")
-    commit(repo, {"src/ledger.py": "def post(entry): return entry\n"}, "Partial refund: reverse its booking")
+    booking = commit(
+        repo, {"src/ledger.py": "def post(entry): return entry\n"}, "Partial refund: reverse its booking"
+    )
     commit(repo, {"src/mail.py": "def send(): pass\n"}, "Send the receipt by mail")
     commit(repo, {"src/mail.py": "def send(): return 1\n"}, "Mail a refund receipt")
     head = git(repo, "rev-parse", "HEAD").strip()
-    commits = read_commits(repo, recent_commits(repo, head, 100), max_files=50)
-    history = build_history_corpus(
-        [c.commit for c in commits], [c.message for c in commits], [c.files for c in commits]
-    )
+    history = CommitHistory(repo / ".git").corpus(head)
+    assert history is not None and len(history) == 5
     paths = ["src/mail.py", "src/ledger.py", "src/orders.py"]
     texts = ["def send(): return 1", "def post(entry): return entry", "def total(order): return 0"]
     corpus = build_chunk_corpus(paths, ["send", "post", "total"], ["function"] * 3, [1] * 3, [1] * 3, texts,
                                 None, roles=["code"] * 3)  # fmt: skip
     task = "Reverse the booking of a refund"
     assert localize_all(corpus, task, None).sources == []  # no code says any of the task's words
-    ranking = history_ranking(history, task, {"src/mail.py", "src/ledger.py"}.__contains__)
-    assert ranking == ["src/ledger.py", "src/mail.py"]  # 2 close commits, then 1 weak
-    sources = localize_all(corpus, task, None, extra={"history": ranking}).sources
+    terms = ("revers", "book", "refund")
+    scores = weighted_bm25(history.bm25, dict.fromkeys(terms, 1.0))
+    hits = history_files(history, scores, {"src/mail.py", "src/ledger.py"}.__contains__, 200)
+    assert ranked_paths(hits) == ["src/ledger.py", "src/mail.py"]  # 2 close commits, then 1 weak
+    assert hits["src/ledger.py"].commits == 2
+    assert history_files(history, scores, {"src/orders.py"}.__contains__, 200) == {}  # only code files
+    sources = localize_all(corpus, task, None, history=history).sources
     assert [s["file"] for s in sources] == ["src/ledger.py", "src/mail.py"]
-    assert history_ranking(history, task, {"src/orders.py"}.__contains__) == []  # only known code files
+    # the reason says which past commit and which of the task's words, never the (untrusted) message
+    (reason,) = [r for r in sources[0]["reasons"] if r.startswith("history: ")]
+    assert reason.startswith(f"history: 2 similar past commits changed it ({booking[:7]}: ")
+    assert "Partial" not in reason
+    off = localize_all(corpus, task, None, params=LocalizeParams(history_top=0), history=history).sources
+    assert off == []
+    # a diagnosis with the cosine ranker alone leaves the history out, as it leaves out BM25
+    vectors = np.eye(3, dtype=np.float32)
+    dense_corpus = build_chunk_corpus(paths, ["send", "post", "total"], ["function"] * 3, [1] * 3, [1] * 3, texts,
+                                      vectors, roles=["code"] * 3)  # fmt: skip
+    dense_only = localize_all(dense_corpus, task, vectors[2], rankers=("dense",), history=history).sources
+    assert dense_only[0]["file"] == "src/orders.py"
+    assert not any(r.startswith("history") for s in dense_only for r in s["reasons"])
+
+
+@pytest.mark.slow
+def test_graphd_ranks_the_files_past_commits_like_the_task_changed(tmp_path: Path, lamina_home: Path) -> None:
+    """The whole path: graphd reads the indexed head's history once (service.CommitHistory) and a source's reason
+    names the past commit; a task no past commit reads like gets no history reason."""
+    repo = make_repo(tmp_path / "r", {"src/ledger.py": "def post(entry):\n    return entry\n",
+                                       "src/mail.py": "def send(message):\n    return message\n"})  # fmt: skip
+    ledger = "def post(entry):\n    return entry.amount\n"
+    reverse = commit(repo, {"src/ledger.py": ledger}, "Refunds reverse the booking")  # the most like the task
+    commit(
+        repo,
+        {"src/ledger.py": ledger.replace("return", "return -")},
+        "Partial refunds reverse their booking too",
+    )
+    try:
+        body = json.loads(run_lamina("context", "search", "reverse the booking of a refund", "--json", cwd=repo,
+                                     check=True).stdout)  # fmt: skip
+        first = body["sources"][0]
+        assert first["file"] == "src/ledger.py"
+        assert (
+            f"history: 2 similar past commits changed it ({reverse[:7]}: reverse, booking, refund)"
+            in first["reasons"]
+        )
+        other = json.loads(
+            run_lamina("context", "search", "send a message", "--json", cwd=repo, check=True).stdout
+        )
+        assert other["sources"][0]["file"] == "src/mail.py"
+        assert not any(r.startswith("history") for s in other["sources"] for r in s["reasons"])
+    finally:
+        run_lamina("graphd", "stop", cwd=repo)

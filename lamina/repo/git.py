@@ -3,6 +3,7 @@ working-tree state, read with as few git calls as possible (the no-op path depen
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -123,6 +124,33 @@ def recent_subjects(git_dir: Path, head: str, limit: int) -> tuple[tuple[str, st
         return ()
     pairs = (line.split("\x1f", 1) for line in raw.decode(errors="replace").splitlines())
     return tuple((p[0], p[1]) for p in pairs if len(p) == 2)
+
+
+# One commit of `git log -z --name-only --format=<_HISTORY_FORMAT>`: NUL, id, unit separator, message, record
+# separator, then the changed paths, each NUL-terminated.
+_HISTORY_FORMAT = "%x00%H%x1f%B%x1e"
+_HISTORY_RECORD = re.compile("\x00([0-9a-f]{40,64})\x1f")
+
+
+def recent_history(git_dir: Path, head: str, limit: int) -> tuple[tuple[str, str, tuple[str, ...]], ...]:
+    """The newest `limit` non-merge commits reachable from `head`, newest first, as (id, message, the paths it
+    changed; a rename's new path), in one git call; empty when git fails (no history is no evidence)."""
+    raw = status.run_git(
+        str(git_dir),
+        *("-c", "core.quotePath=false", "log", f"-n{limit}", "--no-merges", "--name-only", "-M", "-z"),
+        *(f"--format={_HISTORY_FORMAT}", head, "--"),
+    )
+    if raw is None:
+        return ()
+    text = raw.decode("utf-8", errors="replace")
+    starts = list(_HISTORY_RECORD.finditer(text))
+    out = []
+    for i, m in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        message, _, names = text[m.end() : end].partition("\x1e")
+        paths = tuple(dict.fromkeys(n.strip("\n") for n in names.split("\x00") if n.strip("\n")))
+        out.append((m.group(1), message, paths))
+    return tuple(out)
 
 
 def commits_paths(git_dir: Path, commits: Sequence[str]) -> tuple[tuple[str, ...], ...]:

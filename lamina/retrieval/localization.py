@@ -34,6 +34,8 @@ from lamina.constants import (
     LOCALIZE_FILE_SCORER,
     LOCALIZE_FILE_SCORER_INTERCEPT,
     LOCALIZE_FILE_SCORER_SHORTLIST,
+    LOCALIZE_HISTORY_REASON_FILES,
+    LOCALIZE_HISTORY_TOP,
     LOCALIZE_IDENTIFIER_WEIGHT,
     LOCALIZE_LEXICAL_DAMPING,
     LOCALIZE_NAMED_COMMIT_MAX_FILES,
@@ -64,6 +66,7 @@ from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
 from lamina.retrieval.fusion import top_k
+from lamina.retrieval.history import HistoryCorpus, HistoryHit, history_files, ranked_paths
 from lamina.retrieval.mood import capitalised_names
 from lamina.retrieval.release import reads_as_release, states_version
 from lamina.retrieval.slots import SLOT_FEATURES, allocate_slots, slot_features, slot_scores
@@ -166,6 +169,8 @@ class _Layout:
     opened: Mapping[int, str] = field(default_factory=dict)
     # a file's name, case folded -> its file numbers, filled on first use (_files_named)
     files_by_name: dict[str, list[int]] = field(default_factory=dict, compare=False)
+    # the paths of the files with code chunks (source candidates), filled on first use (_code_paths)
+    code_paths: set[str] = field(default_factory=set, compare=False)
 
     def rows(self, f: int) -> np.ndarray:
         """File f's chunks, in corpus order."""
@@ -246,7 +251,15 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
         code[rows] = True
         related[rows] = False
         role_of[f] = SOURCE_ROLE
-    return replace(layout, code=code, related=related, role_of=tuple(role_of), terms_of={}, opened=opened)
+    return replace(
+        layout,
+        code=code,
+        related=related,
+        role_of=tuple(role_of),
+        terms_of={},
+        opened=opened,
+        code_paths=set(),
+    )
 
 
 def example_folders(task: TaskQuery) -> tuple[str, ...]:
@@ -388,6 +401,7 @@ class LocalizeParams:
     per_file_max: int | None = LOCALIZE_PER_FILE_MAX  # sources from one file while other files can fill
     named_symbols_lead: bool = LOCALIZE_NAMED_SYMBOLS_LEAD  # a symbol the task names leads its file
     read_misspelt: bool = LOCALIZE_READ_MISSPELT  # an unknown word read as the indexed word it likely is
+    history_top: int = LOCALIZE_HISTORY_TOP  # similar past commits whose files the history ranks (0: none)
 
 
 def weighted_bm25(index: BM25Index, weights: Mapping[str, float]) -> np.ndarray:
@@ -556,18 +570,20 @@ def localize_all(
     workflow_words: str = "",
     commit_paths: Mapping[str, Sequence[str]] | None = None,
     scope_history: Sequence[Sequence[str]] = (),
+    history: HistoryCorpus | None = None,
 ) -> Localized:
     """Sources, related and config: see the module docstring and Localized. `extra`: further file rankings (name -> paths, best
     first) fused with the others at `params.weights[name]` (1.0 by default); bench/localization_eval.py
-    measures candidate rankers this way (bench/history.py) before any is built into the product.
+    measures candidate rankers this way before any is built into the product.
     `workflow_words`: the selected workflows' own words (lamina/graph/closure.py workflow_words), further
     BM25 evidence at `params.workflow_term_weight` for the terms the task does not say. `commit_paths`: each
     commit the task names (tokenize.commit_hashes, as the task writes it) -> the paths it changed (the caller
     asks git: lamina/repo/git.py commit_paths); hashes that name no commit are left out. `scope_history`: the
-    paths each of the newest commits with the task's commit scope changed (tokenize.commit_scope; newest first)."""
+    paths each of the newest commits with the task's commit scope changed (tokenize.commit_scope; newest first).
+    `history`: the repository's past commits (lamina/retrieval/history.py), a fourth file ranking."""
     p = params or LocalizeParams()
     ranked = rank_files(
-        corpus, query, query_vector, rankers, p, extra, workflow_words, commit_paths, scope_history
+        corpus, query, query_vector, rankers, p, extra, workflow_words, commit_paths, scope_history, history
     )
     if ranked is None:
         return Localized([], [], [])
@@ -601,9 +617,10 @@ def rank_files(
     workflow_words: str = "",
     commit_paths: Mapping[str, Sequence[str]] | None = None,
     scope_history: Sequence[Sequence[str]] = (),
+    history: HistoryCorpus | None = None,
 ) -> RankedFiles | None:
     """The task's files, best first (fusion, then the file scorer); None when nothing ranks any file.
-    `workflow_words`, `commit_paths`, `scope_history`: see localize_all."""
+    `workflow_words`, `commit_paths`, `scope_history`, `history`: see localize_all."""
     p = params or LocalizeParams()
     if len(corpus) == 0:
         return None
@@ -636,6 +653,18 @@ def rank_files(
         file_rankings["dense"] = _ranking(
             _file_scores(dense, code_rows, layout.file_of, p.dense_damping, p.aggregate_top), p.file_depth
         )
+    past: dict[str, HistoryHit] = {}
+    if history is not None and len(history) and "lexical" in rankers and p.history_top > 0:
+        # the files of the past commits whose messages read like the task (lexical evidence: a diagnosis with
+        # the dense ranker alone leaves it out)
+        past = history_files(
+            history,
+            weighted_bm25(history.bm25, dict.fromkeys(task.terms, 1.0)),
+            _code_paths(layout).__contains__,
+            p.history_top,
+        )
+        if past:
+            file_rankings["history"] = [layout.number[path] for path in ranked_paths(past)][: p.file_depth]
     for name, paths in (extra or {}).items():  # further file rankings (evaluation experiments)
         ranked_numbers = [layout.number[f] for f in paths if f in layout.number]
         if ranked_numbers:
@@ -646,6 +675,13 @@ def rank_files(
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
     file_reasons = {f: (f"in the folder the task names: {folder}",) for f, folder in layout.opened.items()}
+    if past:
+        assert history is not None
+        for f in file_rankings["history"][:LOCALIZE_HISTORY_REASON_FILES]:
+            file_reasons[f] = (
+                *file_reasons.get(f, ()),
+                _history_reason(history, past[layout.files[f]], task),
+            )
     examples = _named_example_files(layout, task)
     if examples:  # the program of the example the task names ("fix the chat example")
         fused_files = _files_first(layout, fused_files, examples.keys())
@@ -685,6 +721,21 @@ def rank_files(
             )
         commits = tuple(dict.fromkeys(changed_by.values()))
     return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits)
+
+
+def _code_paths(layout: _Layout) -> set[str]:
+    if not layout.code_paths:
+        layout.code_paths.update(layout.files[int(f)] for f in np.unique(layout.file_of[layout.code]))
+    return layout.code_paths
+
+
+def _history_reason(history: HistoryCorpus, hit: HistoryHit, task: TaskQuery) -> str:
+    """Which past commits put a file forward: how many, the most similar one's short hash and the task's words its
+    message shares (never the message itself: it is untrusted text)."""
+    terms = matched_terms(history.bm25, hit.best, list(task.terms))
+    words = ", ".join(list(dict.fromkeys(task.words.get(t, t) for t in terms))[:MAX_REASON_TERMS])
+    many = f"{hit.commits} similar past commits" if hit.commits > 1 else "a similar past commit"
+    return f"history: {many} changed it ({history.commits[hit.best][:7]}: {words})"
 
 
 def _named_files(layout: _Layout, written: Sequence[str]) -> list[int]:

@@ -17,6 +17,8 @@ from typing import Any, overload
 import numpy as np
 
 from lamina.constants import (
+    LOCALIZE_HISTORY_COMMITS,
+    LOCALIZE_HISTORY_MAX_FILES,
     LOCALIZE_NAMED_COMMITS_READ,
     LOCALIZE_SCOPE_COMMITS,
     LOCALIZE_SCOPE_HISTORY_READ,
@@ -26,7 +28,7 @@ from lamina.errors import LaminaError
 from lamina.graph.closure import workflow_words
 from lamina.graphd.protocol import vector_rows
 from lamina.packet import build_packet
-from lamina.repo.git import commit_paths, commits_paths, recent_subjects
+from lamina.repo.git import commit_paths, commits_paths, recent_history, recent_subjects
 from lamina.repo.roles import conventional_role
 from lamina.retrieval import late
 from lamina.retrieval.bm25 import (
@@ -38,6 +40,7 @@ from lamina.retrieval.bm25 import (
     stack_counts,
     take_rows,
 )
+from lamina.retrieval.history import HistoryCorpus, build_history
 from lamina.retrieval.intents import selection_texts
 from lamina.retrieval.localization import (
     CHUNK_FIELDS,
@@ -376,6 +379,31 @@ class ScopeHistory:
         return self._answers[key]
 
 
+class CommitHistory:
+    """The repository's past commits as localization evidence (lamina/retrieval/history.py), read with git once per
+    indexed head and kept for the last few heads (a head's history never changes)."""
+
+    HEADS = 4  # heads kept (one per recently used branch)
+
+    def __init__(self, git_dir: Path | None) -> None:
+        self.git_dir = git_dir
+        self._corpora: OrderedDict[str, HistoryCorpus] = OrderedDict()
+
+    def corpus(self, head: str) -> HistoryCorpus | None:
+        """The newest LOCALIZE_HISTORY_COMMITS non-merge commits reachable from `head`; None without a repository,
+        a head or any history."""
+        if self.git_dir is None or not head:
+            return None
+        if head not in self._corpora:
+            past = recent_history(self.git_dir, head, LOCALIZE_HISTORY_COMMITS)
+            self._corpora[head] = build_history(past, LOCALIZE_HISTORY_MAX_FILES)
+            while len(self._corpora) > self.HEADS:
+                self._corpora.popitem(last=False)
+        self._corpora.move_to_end(head)
+        corpus = self._corpora[head]
+        return corpus if len(corpus) else None
+
+
 def indexed_head(manifest: dict[str, Any]) -> str:
     """The commit a generation indexed (its source revision without a dirty suffix); "" before the first."""
     revision = str(manifest.get("source_revision") or "")
@@ -398,6 +426,7 @@ class RetrievalService:
         self.store_dir = store_dir
         self.git_dir = git_dir  # the repository's common git dir: what commits a task names changed
         self.scope_history = ScopeHistory(git_dir)
+        self.commit_history = CommitHistory(git_dir)
         # identity -> the ranking state of its current generation, most recently used last. Keyed by
         # identity, not generation: a replaced generation's state (and the cached versions only it used)
         # goes as soon as its identity's next state is loaded, instead of staying warm until three more
@@ -709,8 +738,9 @@ class RetrievalService:
         rankers: Sequence[str] = RANKERS,
         words: str = "",
     ) -> Localized:
-        """localize_all with what the repository's history says about the task: the commits it names, and
-        what its commit scope's recent commits changed."""
+        """localize_all with what the repository's history says about the task: the commits it names, what its
+        commit scope's recent commits changed, and which files past commits like it changed."""
+        head = indexed_head(state.manifest)
         return localize_all(
             state.chunks,
             text,
@@ -718,7 +748,8 @@ class RetrievalService:
             rankers=rankers,
             workflow_words=words,
             commit_paths=named_commit_paths(self.git_dir, text),
-            scope_history=self.scope_history.changes(indexed_head(state.manifest), text),
+            scope_history=self.scope_history.changes(head, text),
+            history=self.commit_history.corpus(head),
         )
 
     def _select(self, state: GenerationState, task: str) -> Selection:
