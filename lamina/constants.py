@@ -993,7 +993,7 @@ LOCALIZE_FILE_DEPTH = 200  # files each ranker lists before fusion
 # the twelve with churn below) path_match, lexical_best_rel, dense_best_gap, names_rank1 or the two fused features: symbol +0.016 to
 # +0.027, MRR +0.005 to +0.013; never outside noise for files. With a change-frequency prior (bench/file_rerank.py,
 # churn) as two more features: symbol R@10 +0.024 [+0.006, +0.044], MRR +0.012 [-0.01, +0.04], so the
-# product reads no history. Per-fold coefficients keep their signs except fused_rel (-0.47 to +2.52) and
+# scorer reads no history (the history ranker, a fused ranking since session 38, is below). Per-fold coefficients keep their signs except fused_rel (-0.47 to +2.52) and
 # symbol_match (-0.17 to +0.48). Held out, one run after these were frozen (docs/evaluation.md, commit
 # 24490c2): large repositories file MRR 0.493 -> 0.528, symbol R@10 0.540 -> 0.559, paired +0.035 [+0.02,
 # +0.05] / +0.020 [+0.00, +0.04] against session 8's run.
