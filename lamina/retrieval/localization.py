@@ -724,8 +724,11 @@ def rank_files(
 
 
 def _code_paths(layout: _Layout) -> set[str]:
+    """The layout's source candidates' paths (kept on the layout: graphd's threads share it, so the set is built
+    whole before one update, which another thread never sees half done)."""
     if not layout.code_paths:
-        layout.code_paths.update(layout.files[int(f)] for f in np.unique(layout.file_of[layout.code]))
+        paths = {layout.files[int(f)] for f in np.unique(layout.file_of[layout.code])}
+        layout.code_paths.update(paths)
     return layout.code_paths
 
 
@@ -769,11 +772,14 @@ def _ends_with_path(path: str, written: str) -> bool:
 def _files_named(layout: _Layout, written: str) -> list[int]:
     """The files whose name is the last part of `written`, in any case: from an index of the layout's file names
     built on first use (named code and configuration files and a stack trace's frames ask it; it was a pass over
-    every path for each)."""
+    every path for each). Built whole before one update: graphd's threads share the layout, and a thread must never
+    read an index another is still filling."""
     index = layout.files_by_name
     if not index:
+        built: dict[str, list[int]] = {}
         for f, path in enumerate(layout.files):
-            index.setdefault(path.rsplit("/", 1)[-1].casefold(), []).append(f)
+            built.setdefault(path.rsplit("/", 1)[-1].casefold(), []).append(f)
+        index.update(built)
     return index.get(written.rsplit("/", 1)[-1].casefold(), [])
 
 
