@@ -24,7 +24,8 @@ model cost to one embedding per chunk; the gold never names a file or symbol the
     … tune [--split tuning] ; … final [--split held_out]
 
 Experiments of `tune` (each joins the fusion as one more file ranking; none is in the product): --whole-file,
---centroid (session 8), --literals (session 14: the files holding the flags, backticked spans and quoted
+--centroid (session 8), --cochange N (session 38: the files that changed with the first N in the history; not
+kept), --literals (session 14: the files holding the flags, backticked spans and quoted
 phrases the task writes, task_literals; at weight 0.5 / 1 / 2 against 0 over the six tuning repositories,
 593 commits: file MRR -0.000 / -0.000 / +0.001, R@1 +0.000 / +0.000 / +0.002, symbol R@10 +0.000 / +0.002
 / +0.002, every interval within ±0.01 — not kept).
@@ -570,6 +571,27 @@ def literal_pattern(literal: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w-])" + re.escape(literal.lower()) + r"(?![\w-])")
 
 
+def cochange_ranking(corpus: Any, query: str, qvec: Any, history: Any, top: int, params: Any) -> list[str]:
+    """Code files by how often they changed together with the product's first `top` files in the history's commits
+    (Zimmermann's co-change, as a fused ranking: an experiment of session 38)."""
+    from collections import Counter
+
+    from lamina.retrieval.localization import rank_files
+
+    ranked = rank_files(corpus, query, qvec, params=params, history=history)
+    if ranked is None or history is None:
+        return []
+    first = {ranked.layout.files[f] for f, _, _ in ranked.files[:top]}
+    counts: Counter[str] = Counter()
+    for paths in history.files:
+        if first & set(paths):
+            counts.update(p for p in paths if p not in first)
+    code = {
+        p for p, r in zip(corpus.paths, corpus.roles or ["code"] * len(corpus), strict=True) if r == "code"
+    }
+    return [p for p, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if p in code]
+
+
 def literal_ranking(corpus: Any, query: str) -> list[str]:
     """Code files holding the literals the task quotes (task_literals), by the idf-weighted sum of those they
     hold, ties by whole-file BM25 of the task (an experiment of session 14: not kept)."""
@@ -612,6 +634,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
             extra["centroid"] = centroid_ranking(c, v)
         if args.literals:
             extra["literals"] = literal_ranking(c, q)
+        if args.cochange:
+            extra["cochange"] = cochange_ranking(c, q, v, h, args.cochange, params)
         commits = named_commit_paths(git_dir["current"], q)
         scoped = history_of["current"].changes(history_of["head"], q)
         return localize_all(
@@ -779,6 +803,9 @@ def main() -> None:
     t.add_argument("--whole-file", action="store_true", help="a whole-file BM25 ranking joins the fusion")
     t.add_argument("--bm25", help='chunk BM25 parameters as JSON: {"k1": 1.2, "b": 0.75, "weights": {...}}')
     t.add_argument("--centroid", action="store_true", help="a file-centroid cosine ranking joins the fusion")
+    t.add_argument(
+        "--cochange", type=int, default=0, help="a co-change ranking of the first N files joins the fusion"
+    )
     t.add_argument(
         "--literals",
         action="store_true",
