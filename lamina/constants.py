@@ -1056,6 +1056,13 @@ LOCALIZE_HISTORY_MAX_FILES = 50  # a commit that changed more paths gives no fil
 LOCALIZE_HISTORY_TOP = 200  # the most similar past commits whose files are ranked
 LOCALIZE_HISTORY_REASON_FILES = 10  # the history's first files: their sources say which past commit matched
 RELATED_LIMIT = 3  # entries of packet.related (tests and docs tied to a source)
+# The test files past commits like the task changed (lamina/retrieval/history.py) that join packet.related after
+# the RELATED_LIMIT others, each with its reason. Session 38 (/tmp/s38/related_hist.py, the 939 training and tuning
+# commits that change an existing test: does `related` list one of them?): related as it was 0.655 / 0.788
+# (training / tuning); its 4th entry by the same ranking instead (RELATED_LIMIT 4) 0.697 / 0.809; the history's
+# first test as the 4th 0.785 / 0.826, +0.088 [+0.062, +0.115] / +0.017 [-0.007, +0.044] against that. Replacing
+# the 3rd entry instead (3 in all): 0.746 / 0.778, the tuning repositories down.
+RELATED_HISTORY_TESTS = 1
 # packet.config: the configuration files a task names (localization._named_config), at most CONFIG_LIMIT, listed
 # when the best configuration chunk's BM25 is at least CONFIG_MIN_SHARE of the best code chunk's. Session 37,
 # /tmp/s37/config_eval2.py over the 400 commits after each training repository's snapshot (chosen there: the

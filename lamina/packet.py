@@ -213,7 +213,8 @@ def config_line(c: dict[str, Any]) -> str:
 
 
 def related_line(r: dict[str, Any]) -> str:
+    why = f"  {r['reason']}" if r.get("reason") else ""  # the test past commits like the task changed
     return (
         f"{r['file']}:{r['start_line']}-{r['end_line']}  {r['symbol']} ({r['role']})  "
-        f"for {r['for']['file']} {r['for']['symbol']}"
+        f"for {r['for']['file']} {r['for']['symbol']}{why}"
     )

@@ -58,6 +58,7 @@ from lamina.constants import (
     LOCALIZE_WORKFLOW_TERM_WEIGHT,
     RELATED_COMMON_FRACTION,
     RELATED_COMMON_MIN,
+    RELATED_HISTORY_TESTS,
     RELATED_LIMIT,
     SOURCES_LIMIT,
 )
@@ -169,8 +170,10 @@ class _Layout:
     opened: Mapping[int, str] = field(default_factory=dict)
     # a file's name, case folded -> its file numbers, filled on first use (_files_named)
     files_by_name: dict[str, list[int]] = field(default_factory=dict, compare=False)
-    # the paths of the files with code chunks (source candidates), filled on first use (_code_paths)
+    # the paths of the files with code chunks (source candidates) and of the test files, filled on first use
+    # (_code_paths, _test_paths)
     code_paths: set[str] = field(default_factory=set, compare=False)
+    test_paths: set[str] = field(default_factory=set, compare=False)
 
     def rows(self, f: int) -> np.ndarray:
         """File f's chunks, in corpus order."""
@@ -259,6 +262,7 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
         terms_of={},
         opened=opened,
         code_paths=set(),
+        test_paths=set(),
     )
 
 
@@ -491,6 +495,9 @@ class RankedFiles:
     # the commits the task names whose code files came first (_named_commit_files_first): their tests lead
     # `related`
     commits: tuple[str, ...] = ()
+    # the test files past commits like the task changed, best first: (path, the reason, the paths the most similar
+    # of those commits changed); the first RELATED_HISTORY_TESTS not listed already join `related` after the others
+    past_tests: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
 
 def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
@@ -602,7 +609,7 @@ def localize_all(
     )
     changed = {path: c for c in ranked.commits for path in (commit_paths or {}).get(c, ())}
     lexical = ranked.chunk_scores.get("lexical")
-    related = _related(corpus, layout, ranked.task, lexical, sources, changed)
+    related = _related(corpus, layout, ranked.task, lexical, sources, changed, ranked.past_tests)
     config = _named_config(corpus, layout, ranked.task, lexical, query)
     return Localized(sources, related, config)
 
@@ -654,17 +661,20 @@ def rank_files(
             _file_scores(dense, code_rows, layout.file_of, p.dense_damping, p.aggregate_top), p.file_depth
         )
     past: dict[str, HistoryHit] = {}
+    past_tests: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
     if history is not None and len(history) and "lexical" in rankers and p.history_top > 0:
         # the files of the past commits whose messages read like the task (lexical evidence: a diagnosis with
-        # the dense ranker alone leaves it out)
-        past = history_files(
-            history,
-            weighted_bm25(history.bm25, dict.fromkeys(task.terms, 1.0)),
-            _code_paths(layout).__contains__,
-            p.history_top,
-        )
+        # the dense ranker alone leaves it out), and apart from them the tests those commits changed
+        similarity = weighted_bm25(history.bm25, dict.fromkeys(task.terms, 1.0))
+        past = history_files(history, similarity, _code_paths(layout).__contains__, p.history_top)
         if past:
             file_rankings["history"] = [layout.number[path] for path in ranked_paths(past)][: p.file_depth]
+        if RELATED_HISTORY_TESTS:
+            tests = history_files(history, similarity, _test_paths(layout).__contains__, p.history_top)
+            past_tests = tuple(
+                (path, _history_reason(history, tests[path], task), history.files[tests[path].best])
+                for path in ranked_paths(tests)[: RELATED_LIMIT + RELATED_HISTORY_TESTS]
+            )
     for name, paths in (extra or {}).items():  # further file rankings (evaluation experiments)
         ranked_numbers = [layout.number[f] for f in paths if f in layout.number]
         if ranked_numbers:
@@ -720,7 +730,9 @@ def rank_files(
                 f"in a file commit {commit} changed, which the task names",
             )
         commits = tuple(dict.fromkeys(changed_by.values()))
-    return RankedFiles(task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits)
+    return RankedFiles(
+        task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits, past_tests
+    )
 
 
 def _code_paths(layout: _Layout) -> set[str]:
@@ -730,6 +742,15 @@ def _code_paths(layout: _Layout) -> set[str]:
         paths = {layout.files[int(f)] for f in np.unique(layout.file_of[layout.code])}
         layout.code_paths.update(paths)
     return layout.code_paths
+
+
+def _test_paths(layout: _Layout) -> set[str]:
+    """The layout's test files' paths (kept on the layout, built whole like _code_paths')."""
+    if not layout.test_paths:
+        layout.test_paths.update(
+            {path for path, role in zip(layout.files, layout.role_of, strict=True) if role == "test"}
+        )
+    return layout.test_paths
 
 
 def _history_reason(history: HistoryCorpus, hit: HistoryHit, task: TaskQuery) -> str:
@@ -1232,11 +1253,14 @@ def _related(
     lexical: np.ndarray | None,
     sources: Sequence[Mapping[str, Any]],
     changed: Mapping[str, str] | None = None,
+    past_tests: Sequence[tuple[str, str, tuple[str, ...]]] = (),
 ) -> list[dict[str, Any]]:
     """At most RELATED_LIMIT tests and docs, best lexical match first, each tied to the first source whose
     symbol (last name part) or module (file stem) its text names; untied ones only when nothing ties. First
     of all, the tests and docs the commits the task names changed (`changed`: path -> commit), tied to a source
-    that commit changed: what a revert or a backport must prove again."""
+    that commit changed: what a revert or a backport must prove again. Then, beyond RELATED_LIMIT, the tests past
+    commits like the task changed (`past_tests`, RankedFiles), each with its `reason`, tied to a source the same
+    past commit changed or else to the first."""
     if lexical is None or not sources:
         return []
     if not corpus.roles:
@@ -1291,6 +1315,32 @@ def _related(
         )
         if len(out) >= RELATED_LIMIT:
             break
+    added = 0
+    for path, reason, together in past_tests:
+        f = layout.number.get(path)
+        if f is None or path in seen_files or added >= RELATED_HISTORY_TESTS:
+            continue
+        rows = [int(i) for i in layout.rows(f) if layout.related[i]]
+        if not rows:
+            continue
+        i = max(
+            rows, key=lambda r: (lexical[r], -r)
+        )  # its best chunk for the task (the first when none matches)
+        tie = next((s for s in sources if str(s["file"]) in together), sources[0])
+        seen_files.add(path)
+        added += 1
+        out.append(
+            {
+                "file": path,
+                "symbol": corpus.symbols[i],
+                "kind": corpus.kinds[i],
+                "role": roles[i],
+                "start_line": corpus.starts[i],
+                "end_line": corpus.ends[i],
+                "for": {"file": tie["file"], "symbol": tie["symbol"]},
+                "reason": reason,
+            }
+        )
     return out
 
 
