@@ -158,3 +158,28 @@ def test_a_test_past_commits_like_the_task_changed_joins_related_with_its_reason
     assert entry["for"]["file"] == "src/ledger.py"  # what the same past commit changed, not the first source
     assert entry["reason"].startswith(f"history: a similar past commit changed it ({booking[:7]}: ")
     assert entry["symbol"] == "test_balance" and entry["role"] == "test"
+
+
+def test_concurrent_tasks_read_a_heads_history_once(tmp_path: Path) -> None:
+    """graphd answers connections in threads: the first tasks after a head moves share one reading of its history
+    (without the lock each built its own, and the cache's order could be changed under another thread)."""
+    import threading
+
+    repo = make_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    for i in range(30):
+        commit(repo, {"a.py": f"x = {i + 2}\n"}, f"Change x to {i + 2} for the ledger")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    history = CommitHistory(repo / ".git")
+    start = threading.Barrier(8)
+    got: list[object] = []
+
+    def read() -> None:
+        start.wait()
+        got.append(history.corpus(head))
+
+    threads = [threading.Thread(target=read) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got) == 8 and all(c is got[0] for c in got) and got[0] is not None

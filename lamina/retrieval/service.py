@@ -356,6 +356,7 @@ class ScopeHistory:
         self.git_dir = git_dir
         self._subjects: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
         self._answers: OrderedDict[tuple[str, str], tuple[tuple[str, ...], ...]] = OrderedDict()
+        self._lock = threading.Lock()  # graphd answers connections in threads
 
     def changes(self, head: str, task: str) -> tuple[tuple[str, ...], ...]:
         """The paths each of the newest LOCALIZE_SCOPE_COMMITS commits with the task's scope changed, newest
@@ -363,6 +364,11 @@ class ScopeHistory:
         scope = commit_scope(task)
         if self.git_dir is None or scope is None or not head:
             return ()
+        with self._lock:
+            return self._changes(head, scope)
+
+    def _changes(self, head: str, scope: str) -> tuple[tuple[str, ...], ...]:
+        assert self.git_dir is not None
         key = (head, scope)
         if key not in self._answers:
             if head not in self._subjects:
@@ -388,12 +394,18 @@ class CommitHistory:
     def __init__(self, git_dir: Path | None) -> None:
         self.git_dir = git_dir
         self._corpora: OrderedDict[str, HistoryCorpus] = OrderedDict()
+        self._lock = threading.Lock()  # graphd answers connections in threads: one reading per head
 
     def corpus(self, head: str) -> HistoryCorpus | None:
         """The newest LOCALIZE_HISTORY_COMMITS non-merge commits reachable from `head`; None without a repository,
         a head or any history."""
         if self.git_dir is None or not head:
             return None
+        with self._lock:
+            return self._corpus(head)
+
+    def _corpus(self, head: str) -> HistoryCorpus | None:
+        assert self.git_dir is not None
         if head not in self._corpora:
             past = recent_history(self.git_dir, head, LOCALIZE_HISTORY_COMMITS)
             self._corpora[head] = build_history(past, LOCALIZE_HISTORY_MAX_FILES)
