@@ -183,3 +183,35 @@ def test_concurrent_tasks_read_a_heads_history_once(tmp_path: Path) -> None:
     for t in threads:
         t.join()
     assert len(got) == 8 and all(c is got[0] for c in got) and got[0] is not None
+
+
+def test_the_configuration_past_commits_like_the_task_changed_leads_config(tmp_path: Path) -> None:
+    """A dependency bump: past bumps changed Cargo.toml, not the CI workflow that also says the crate's name; when
+    both are listed, Cargo.toml comes first, with its reason (session 38: configuration-only commits whose file is
+    listed first, training 0.694 -> 0.748)."""
+    repo = make_repo(tmp_path / "r", {"README.md": "tool\n"})
+    commit(repo, {"Cargo.toml": "[dependencies]\nserde = '1.0.1'\n"}, "Bump serde from 1.0.0 to 1.0.1")
+    cargo = commit(  # the most like the task: it says 1.0.2 too
+        repo, {"Cargo.toml": "[dependencies]\nserde = '1.0.2'\n"}, "Bump serde from 1.0.1 to 1.0.2"
+    )
+    history = CommitHistory(repo / ".git").corpus(git(repo, "rev-parse", "HEAD").strip())
+    paths = ["src/main.rs", "Cargo.toml", ".github/workflows/ci.yml"]
+    texts = [
+        "fn main() { run() }",
+        "[dependencies]\nserde = { features = ['derive'] }",
+        "jobs: bump serde from 1.0.2 to 1.0.3: cargo update -p serde",
+    ]
+    corpus = build_chunk_corpus(paths, ["main", "<file>", "<file>"], ["function", "file", "file"], [1] * 3,
+                                [3] * 3, texts, None, roles=["code", "config", "config"])  # fmt: skip
+    task = "Bump serde from 1.0.2 to 1.0.3"
+    before = localize_all(corpus, task, None, params=LocalizeParams(history_top=0), history=history).config
+    assert [c["file"] for c in before] == [".github/workflows/ci.yml", "Cargo.toml"]  # the workflow says more
+    after = localize_all(corpus, task, None, history=history).config
+    assert [c["file"] for c in after] == ["Cargo.toml", ".github/workflows/ci.yml"]
+    assert any(
+        r.startswith(f"history: 2 similar past commits changed it ({cargo[:7]}: ")
+        for r in after[0]["reasons"]
+    )
+    # a configuration file the task names still leads
+    named = localize_all(corpus, task + " in .github/workflows/ci.yml", None, history=history).config
+    assert named[0]["file"] == ".github/workflows/ci.yml"

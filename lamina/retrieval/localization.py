@@ -26,6 +26,7 @@ import numpy as np
 from lamina.config import OWN_FILES
 from lamina.constants import (
     BM25_FIELD_WEIGHTS,
+    CONFIG_HISTORY_FIRST,
     CONFIG_LIMIT,
     CONFIG_MIN_SHARE,
     CONFIG_ORDER_BY_RARE_WORDS,
@@ -170,10 +171,10 @@ class _Layout:
     opened: Mapping[int, str] = field(default_factory=dict)
     # a file's name, case folded -> its file numbers, filled on first use (_files_named)
     files_by_name: dict[str, list[int]] = field(default_factory=dict, compare=False)
-    # the paths of the files with code chunks (source candidates) and of the test files, filled on first use
-    # (_code_paths, _test_paths)
+    # the paths of the files with code chunks (source candidates), and of each role's files, filled on first use
+    # (_code_paths, _role_paths)
     code_paths: set[str] = field(default_factory=set, compare=False)
-    test_paths: set[str] = field(default_factory=set, compare=False)
+    role_paths: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
 
     def rows(self, f: int) -> np.ndarray:
         """File f's chunks, in corpus order."""
@@ -262,7 +263,7 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
         terms_of={},
         opened=opened,
         code_paths=set(),
-        test_paths=set(),
+        role_paths={},
     )
 
 
@@ -498,6 +499,8 @@ class RankedFiles:
     # the test files past commits like the task changed, best first: (path, the reason, the paths the most similar
     # of those commits changed); the first RELATED_HISTORY_TESTS not listed already join `related` after the others
     past_tests: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    # the configuration file past commits like the task changed most, and the reason: it leads `config` when listed
+    past_config: tuple[str, str] | None = None
 
 
 def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
@@ -610,7 +613,7 @@ def localize_all(
     changed = {path: c for c in ranked.commits for path in (commit_paths or {}).get(c, ())}
     lexical = ranked.chunk_scores.get("lexical")
     related = _related(corpus, layout, ranked.task, lexical, sources, changed, ranked.past_tests)
-    config = _named_config(corpus, layout, ranked.task, lexical, query)
+    config = _named_config(corpus, layout, ranked.task, lexical, query, ranked.past_config)
     return Localized(sources, related, config)
 
 
@@ -662,6 +665,7 @@ def rank_files(
         )
     past: dict[str, HistoryHit] = {}
     past_tests: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+    past_config: tuple[str, str] | None = None
     if history is not None and len(history) and "lexical" in rankers and p.history_top > 0:
         # the files of the past commits whose messages read like the task (lexical evidence: a diagnosis with
         # the dense ranker alone leaves it out), and apart from them the tests those commits changed
@@ -670,11 +674,20 @@ def rank_files(
         if past:
             file_rankings["history"] = [layout.number[path] for path in ranked_paths(past)][: p.file_depth]
         if RELATED_HISTORY_TESTS:
-            tests = history_files(history, similarity, _test_paths(layout).__contains__, p.history_top)
+            tests = history_files(
+                history, similarity, _role_paths(layout, "test").__contains__, p.history_top
+            )
             past_tests = tuple(
                 (path, _history_reason(history, tests[path], task), history.files[tests[path].best])
                 for path in ranked_paths(tests)[: RELATED_LIMIT + RELATED_HISTORY_TESTS]
             )
+        if CONFIG_HISTORY_FIRST:
+            configs = history_files(
+                history, similarity, _role_paths(layout, CONFIG_ROLE).__contains__, p.history_top
+            )
+            if configs:
+                path = ranked_paths(configs)[0]
+                past_config = (path, _history_reason(history, configs[path], task))
     for name, paths in (extra or {}).items():  # further file rankings (evaluation experiments)
         ranked_numbers = [layout.number[f] for f in paths if f in layout.number]
         if ranked_numbers:
@@ -731,7 +744,16 @@ def rank_files(
             )
         commits = tuple(dict.fromkeys(changed_by.values()))
     return RankedFiles(
-        task, chunk_scores, fused_files, layout, file_reasons, lead, workflow_terms, commits, past_tests
+        task,
+        chunk_scores,
+        fused_files,
+        layout,
+        file_reasons,
+        lead,
+        workflow_terms,
+        commits,
+        past_tests,
+        past_config,
     )
 
 
@@ -744,13 +766,13 @@ def _code_paths(layout: _Layout) -> set[str]:
     return layout.code_paths
 
 
-def _test_paths(layout: _Layout) -> set[str]:
-    """The layout's test files' paths (kept on the layout, built whole like _code_paths')."""
-    if not layout.test_paths:
-        layout.test_paths.update(
-            {path for path, role in zip(layout.files, layout.role_of, strict=True) if role == "test"}
-        )
-    return layout.test_paths
+def _role_paths(layout: _Layout, role: str) -> frozenset[str]:
+    """The paths of the layout's files of one role (kept on the layout; one key put whole, like _code_paths')."""
+    paths = layout.role_paths.get(role)
+    if paths is None:
+        paths = frozenset(path for path, r in zip(layout.files, layout.role_of, strict=True) if r == role)
+        layout.role_paths[role] = paths
+    return paths
 
 
 def _history_reason(history: HistoryCorpus, hit: HistoryHit, task: TaskQuery) -> str:
@@ -1345,7 +1367,12 @@ def _related(
 
 
 def _named_config(
-    corpus: ChunkCorpus, layout: _Layout, task: TaskQuery, lexical: np.ndarray | None, query: str = ""
+    corpus: ChunkCorpus,
+    layout: _Layout,
+    task: TaskQuery,
+    lexical: np.ndarray | None,
+    query: str = "",
+    past: tuple[str, str] | None = None,
 ) -> list[dict[str, Any]]:
     """The configuration files the task names: at most CONFIG_LIMIT files (build files, dependency lists, CI
     workflows, settings), each by its best BM25 chunk, best first — only when that chunk matches the task at
@@ -1355,7 +1382,8 @@ def _named_config(
     "deps: qs@2.2.0", "Bump …") lists it whatever the code matches, and a configuration file the task names by name
     or path (`Dockerfile`, `packaging/rpm/Dockerfile`, `package.json`) comes first. Ignore lists (`.gitignore`) are
     listed only when named. Session 37: 1,469 of 4,622 commits of the training and tuning repositories changed
-    configuration and no code."""
+    configuration and no code. `past`: the configuration file past commits like the task changed most (RankedFiles
+    past_config): when listed, it comes first after the files the task names, with its reason (session 38)."""
     if lexical is None or not layout.config.any():
         return []
     named = _named_config_files(layout, query)
@@ -1380,10 +1408,17 @@ def _named_config(
         if len(best) >= CONFIG_LIMIT:
             break
         best.setdefault(int(layout.file_of[i]), i)
+    lead = layout.number.get(past[0]) if past is not None else None
+    if lead is not None and lead in best and lead not in named:
+        # what past commits like the task changed, first after the files the task names
+        ahead = [f for f in best if f in named]
+        best = {f: best[f] for f in [*ahead, lead, *(f for f in best if f not in ahead and f != lead)]}
     out = []
     for f, i in best.items():
         words = _matched_words(corpus, task, i)
         reasons = ["lexical: " + ", ".join(words)] if words else []
+        if past is not None and f == lead:
+            reasons.append(past[1])
         out.append(
             {
                 "file": corpus.paths[i],
