@@ -15,6 +15,16 @@ from tests.conftest import run_lamina
 from tests.helpers import commit, git, make_repo
 
 
+def as_written(full: str) -> str:
+    """A commit as a task writes it: the shortest prefix of 9 or more characters that reads as a hash (a digit and a
+    letter a-f; tokenize.commit_hashes). A plain 9-character prefix is all digits in 1.5% of commits, and a number
+    is no hash: the graphd test below failed once that way."""
+    n = 9
+    while not (any(c.isdigit() for c in full[:n]) and any(c.isalpha() for c in full[:n])):
+        n += 1
+    return full[:n]
+
+
 def test_commit_paths_are_what_a_commit_changed_against_its_first_parent(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n", "b.py": "B = 1\n"})
     root = git(repo, "rev-parse", "HEAD").strip()
@@ -43,8 +53,8 @@ def test_commit_paths_are_what_a_commit_changed_against_its_first_parent(tmp_pat
 def test_named_commit_paths_reads_only_the_commits_the_repository_has(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "A = 1\n"})
     one = commit(repo, {"b.py": "B = 1\n"}, "add b")
-    task = f"Revert {one[:9]} and 1234abcd: b broke the build"
-    assert named_commit_paths(repo / ".git", task) == {one[:9]: ("b.py",)}
+    task = f"Revert {as_written(one)} and 1234abcd: b broke the build"
+    assert named_commit_paths(repo / ".git", task) == {as_written(one): ("b.py",)}
     assert named_commit_paths(None, task) == {}  # no repository: nothing is asked
     assert named_commit_paths(repo / ".git", "Refund a paid order") == {}
 
@@ -66,12 +76,12 @@ def test_a_task_naming_a_commit_gets_its_code_first_through_graphd(tmp_path: Pat
         },
         "Hold back part of each payout",
     )
-    task = f"Revert {changed[:9]}: buyers could not cancel an order"
+    task = f"Revert {as_written(changed)}: buyers could not cancel an order"
     try:
         search = run_lamina("context", "search", task, "--json", cwd=repo, check=True)
         first = json.loads(search.stdout)["sources"][0]
         assert first["file"] == "backend/shop/payouts.py"
-        assert f"in a file commit {changed[:9]} changed, which the task names" in first["reasons"]
+        assert f"in a file commit {as_written(changed)} changed, which the task names" in first["reasons"]
         packet = json.loads(
             run_lamina(
                 "work", "prepare", task, "--json", "--workflow", "refund-order", cwd=repo, check=True
