@@ -1324,17 +1324,7 @@ def _related(
         if tie is None:
             continue
         seen_files.add(path)
-        out.append(
-            {
-                "file": path,
-                "symbol": corpus.symbols[i],
-                "kind": corpus.kinds[i],
-                "role": roles[i],
-                "start_line": corpus.starts[i],
-                "end_line": corpus.ends[i],
-                "for": {"file": tie["file"], "symbol": tie["symbol"]},
-            }
-        )
+        out.append(_related_entry(corpus, roles, i, tie))
         if len(out) >= RELATED_LIMIT:
             break
     added = 0
@@ -1345,25 +1335,29 @@ def _related(
         rows = [int(i) for i in layout.rows(f) if layout.related[i]]
         if not rows:
             continue
-        i = max(
+        best = max(
             rows, key=lambda r: (lexical[r], -r)
         )  # its best chunk for the task (the first when none matches)
         tie = next((s for s in sources if str(s["file"]) in together), sources[0])
         seen_files.add(path)
         added += 1
-        out.append(
-            {
-                "file": path,
-                "symbol": corpus.symbols[i],
-                "kind": corpus.kinds[i],
-                "role": roles[i],
-                "start_line": corpus.starts[i],
-                "end_line": corpus.ends[i],
-                "for": {"file": tie["file"], "symbol": tie["symbol"]},
-                "reason": reason,
-            }
-        )
+        out.append({**_related_entry(corpus, roles, best, tie), "reason": reason})
     return out
+
+
+def _related_entry(
+    corpus: ChunkCorpus, roles: Sequence[str], i: int, tie: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Chunk i as a `related` entry, `for` the source it is tied to."""
+    return {
+        "file": corpus.paths[i],
+        "symbol": corpus.symbols[i],
+        "kind": corpus.kinds[i],
+        "role": roles[i],
+        "start_line": corpus.starts[i],
+        "end_line": corpus.ends[i],
+        "for": {"file": tie["file"], "symbol": tie["symbol"]},
+    }
 
 
 def _named_config(
