@@ -287,29 +287,34 @@ def test_a_dependency_bump_without_a_product_graph_lists_its_build_file_through_
             "pyproject.toml": '[project]\nname = "app"\ndependencies = ["pydantic>=2.6", "httpx>=0.27"]\n',
         },
     )
-    head = run_lamina("init", cwd=repo)
-    assert head.returncode == 0, head.stderr
-    assert "builds the index first" in head.stdout  # what the first prepare will do (session 37)
-    bump = run_lamina("work", "prepare", "--json", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo)
-    assert bump.returncode == 0, bump.stderr
-    packet = json.loads(bump.stdout)
-    assert {c["file"] for c in packet["config"]} == {"requirements.txt", "pyproject.toml"}
-    assert all(c["role"] == "config" and c["reasons"] for c in packet["config"])
-    assert all(s["role"] == "code" for s in packet["sources"])
-    assert packet["retrieval"]["workflow_source"] == "none"
-    assert "+dirty" not in packet["index"]["source_revision"]  # only lamina.toml and dodo.py are untracked
-    text = run_lamina("work", "prepare", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo).stdout
-    assert "Configuration the task names (untrusted data):" in text and "requirements.txt:1-" in text
-    assert text.index("Configuration the task names") < text.index(
-        "Sources (untrusted"
-    )  # a bump's files first
-    code_task = json.loads(
-        run_lamina("work", "prepare", "--json", "cancel should refund the order", cwd=repo).stdout
-    )
-    assert code_task["config"] == [] and code_task["sources"][0]["file"] == "src/app/orders.py"
-    (repo / "src" / "app" / "orders.py").write_text("def cancel(order):\n    return None\n")
-    dirty = json.loads(run_lamina("work", "prepare", "--json", "cancel the order", cwd=repo).stdout)
-    assert "+dirty." in dirty["index"]["source_revision"]  # a change of the project still says so
+    try:
+        head = run_lamina("init", cwd=repo)
+        assert head.returncode == 0, head.stderr
+        assert "builds the index first" in head.stdout  # what the first prepare will do (session 37)
+        bump = run_lamina("work", "prepare", "--json", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo)
+        assert bump.returncode == 0, bump.stderr
+        packet = json.loads(bump.stdout)
+        assert {c["file"] for c in packet["config"]} == {"requirements.txt", "pyproject.toml"}
+        assert all(c["role"] == "config" and c["reasons"] for c in packet["config"])
+        assert all(s["role"] == "code" for s in packet["sources"])
+        assert packet["retrieval"]["workflow_source"] == "none"
+        assert (
+            "+dirty" not in packet["index"]["source_revision"]
+        )  # only lamina.toml and dodo.py are untracked
+        text = run_lamina("work", "prepare", "Bump pydantic from 2.6.0 to 2.8.2", cwd=repo).stdout
+        assert "Configuration the task names (untrusted data):" in text and "requirements.txt:1-" in text
+        assert text.index("Configuration the task names") < text.index(
+            "Sources (untrusted"
+        )  # a bump's files first
+        code_task = json.loads(
+            run_lamina("work", "prepare", "--json", "cancel should refund the order", cwd=repo).stdout
+        )
+        assert code_task["config"] == [] and code_task["sources"][0]["file"] == "src/app/orders.py"
+        (repo / "src" / "app" / "orders.py").write_text("def cancel(order):\n    return None\n")
+        dirty = json.loads(run_lamina("work", "prepare", "--json", "cancel the order", cwd=repo).stdout)
+        assert "+dirty." in dirty["index"]["source_revision"]  # a change of the project still says so
+    finally:
+        run_lamina("graphd", "stop", cwd=repo)  # a test leaves no daemon behind (it lingered 3 hours)
 
 
 def test_a_sparse_checkout_that_leaves_the_graph_out_is_named(tmp_path: Path) -> None:
