@@ -4,8 +4,11 @@ installed into a private LAMINA_HOME per test session."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,6 +58,40 @@ def lamina_home(tmp_path_factory: pytest.TempPathFactory, dev_asset: Path) -> Pa
     os.environ["LAMINA_HOME"] = str(home)
     run_lamina("runtime", "install", str(dev_asset), check=True, env={"LAMINA_HOME": str(home)})
     return home
+
+
+def _graphd_daemons_under(base: Path) -> list[tuple[int, str]]:
+    """(pid, repository root) of each graphd serving a repository under `base`, read from /proc (Linux)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if b"lamina.graphd.server" in args and b"--root" in args[:-1]:
+            root = args[args.index(b"--root") + 1].decode(errors="replace")
+            if root.startswith(str(base)):
+                found.append((int(proc.name), root))
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_daemon_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """After every test: no graphd still serves one of the session's temporary repositories. A test that starts
+    graphd stops it (`lamina graphd stop`); one test forgot, and each CI run left a daemon for its 3-hour idle
+    timeout (session 38). A daemon told to stop may take a moment to leave: its exit is awaited for 10 s."""
+    yield
+    base = tmp_path_factory.getbasetemp()
+    deadline = time.monotonic() + 10
+    left = _graphd_daemons_under(base)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling for processes to exit, not waiting out a race in what is asserted
+        left = _graphd_daemons_under(base)
+    for pid, _ in left:
+        os.kill(pid, signal.SIGTERM)
+    assert not left, f"tests left graphd running for: {[root for _, root in left]}"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
