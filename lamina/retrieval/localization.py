@@ -64,7 +64,7 @@ from lamina.constants import (
     SOURCES_LIMIT,
 )
 from lamina.repo.roles import conventional_role
-from lamina.retrieval.bm25 import BM25Index, build_bm25, matched_terms
+from lamina.retrieval.bm25 import BM25Index, build_bm25, idf, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
 from lamina.retrieval.fusion import top_k
@@ -171,9 +171,8 @@ class _Layout:
     opened: Mapping[int, str] = field(default_factory=dict)
     # a file's name, case folded -> its file numbers, filled on first use (_files_named)
     files_by_name: dict[str, list[int]] = field(default_factory=dict, compare=False)
-    # the paths of the files with code chunks (source candidates), and of each role's files, filled on first use
-    # (_code_paths, _role_paths)
-    code_paths: set[str] = field(default_factory=set, compare=False)
+    # the paths of each role's files (SOURCE_ROLE: the files with code chunks, the source candidates), filled on
+    # first use (_role_paths)
     role_paths: dict[str, frozenset[str]] = field(default_factory=dict, compare=False)
 
     def rows(self, f: int) -> np.ndarray:
@@ -262,7 +261,6 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
         role_of=tuple(role_of),
         terms_of={},
         opened=opened,
-        code_paths=set(),
         role_paths={},
     )
 
@@ -670,7 +668,9 @@ def rank_files(
         # the files of the past commits whose messages read like the task (lexical evidence: a diagnosis with
         # the dense ranker alone leaves it out), and apart from them the tests those commits changed
         similarity = weighted_bm25(history.bm25, dict.fromkeys(task.terms, 1.0))
-        past = history_files(history, similarity, _code_paths(layout).__contains__, p.history_top)
+        past = history_files(
+            history, similarity, _role_paths(layout, SOURCE_ROLE).__contains__, p.history_top
+        )
         if past:
             file_rankings["history"] = [layout.number[path] for path in ranked_paths(past)][: p.file_depth]
         if RELATED_HISTORY_TESTS:
@@ -757,17 +757,9 @@ def rank_files(
     )
 
 
-def _code_paths(layout: _Layout) -> set[str]:
-    """The layout's source candidates' paths (kept on the layout: graphd's threads share it, so the set is built
-    whole before one update, which another thread never sees half done)."""
-    if not layout.code_paths:
-        paths = {layout.files[int(f)] for f in np.unique(layout.file_of[layout.code])}
-        layout.code_paths.update(paths)
-    return layout.code_paths
-
-
 def _role_paths(layout: _Layout, role: str) -> frozenset[str]:
-    """The paths of the layout's files of one role (kept on the layout; one key put whole, like _code_paths')."""
+    """The paths of the layout's files of one role (a file with a code chunk is SOURCE_ROLE's), kept on the layout:
+    graphd's threads share it, so each set is built whole and put in with one assignment, never seen half done."""
     paths = layout.role_paths.get(role)
     if paths is None:
         paths = frozenset(path for path, r in zip(layout.files, layout.role_of, strict=True) if r == role)
@@ -1335,9 +1327,8 @@ def _related(
         rows = [int(i) for i in layout.rows(f) if layout.related[i]]
         if not rows:
             continue
-        best = max(
-            rows, key=lambda r: (lexical[r], -r)
-        )  # its best chunk for the task (the first when none matches)
+        # its best chunk for the task (the first when none matches)
+        best = max(rows, key=lambda r: (lexical[r], -r))
         tie = next((s for s in sources if str(s["file"]) in together), sources[0])
         seen_files.add(path)
         added += 1
@@ -1469,10 +1460,8 @@ def _rare_word_cover(index: BM25Index, task: TaskQuery, rows: np.ndarray) -> np.
         if column is None:
             continue
         start, end = m.indptr[column], m.indptr[column + 1]
-        df = end - start
-        idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
         weight = LOCALIZE_IDENTIFIER_WEIGHT if term in task.identifier_terms else 1.0
-        cover[m.indices[start:end]] += weight * idf
+        cover[m.indices[start:end]] += weight * float(idf(n, end - start))
     return cover[rows]
 
 

@@ -501,9 +501,8 @@ def read_task(text: str) -> TaskQuery:
                 terms.setdefault(t, None)
                 words.setdefault(t, said)
         written.update(named_words)
-        if not any(
-            c.isspace() for c in core
-        ):  # a backticked command line (`docker create --help`) is no owner's
+        # a backticked command line (`docker create --help`) is no owner's
+        if not any(c.isspace() for c in core):
             written_pairs.update(zip(named_words, named_words[1:], strict=False))
         if _NAMED_FILE_RE.match(ident.strip("/")):
             files.setdefault(ident.strip("/"), None)
