@@ -16,6 +16,7 @@ from typing import Any, overload
 
 import numpy as np
 
+from lamina.bounded import Bounded
 from lamina.constants import (
     LOCALIZE_HISTORY_COMMITS,
     LOCALIZE_HISTORY_MAX_FILES,
@@ -354,8 +355,9 @@ class ScopeHistory:
 
     def __init__(self, git_dir: Path | None) -> None:
         self.git_dir = git_dir
-        self._subjects: OrderedDict[str, tuple[tuple[str, str], ...]] = OrderedDict()
-        self._answers: OrderedDict[tuple[str, str], tuple[tuple[str, ...], ...]] = OrderedDict()
+        # the most recently used last (each is put again when used)
+        self._subjects: Bounded[str, tuple[tuple[str, str], ...]] = Bounded(self.HEADS)
+        self._answers: Bounded[tuple[str, str], tuple[tuple[str, ...], ...]] = Bounded(self.SCOPES)
         self._lock = threading.Lock()  # graphd answers connections in threads
 
     def changes(self, head: str, task: str) -> tuple[tuple[str, ...], ...]:
@@ -370,19 +372,17 @@ class ScopeHistory:
     def _changes(self, head: str, scope: str) -> tuple[tuple[str, ...], ...]:
         assert self.git_dir is not None
         key = (head, scope)
-        if key not in self._answers:
-            if head not in self._subjects:
-                self._subjects[head] = recent_subjects(self.git_dir, head, LOCALIZE_SCOPE_HISTORY_READ)
-                while len(self._subjects) > self.HEADS:
-                    self._subjects.popitem(last=False)
-            self._subjects.move_to_end(head)
+        answer = self._answers.get(key)
+        if answer is None:
+            subjects = self._subjects.get(head)
+            if subjects is None:
+                subjects = recent_subjects(self.git_dir, head, LOCALIZE_SCOPE_HISTORY_READ)
+            self._subjects.put(head, subjects)
             prefix = f"{scope}: "
-            same = [h for h, subject in self._subjects[head] if subject.startswith(prefix)]
-            self._answers[key] = commits_paths(self.git_dir, same[:LOCALIZE_SCOPE_COMMITS])
-            while len(self._answers) > self.SCOPES:
-                self._answers.popitem(last=False)
-        self._answers.move_to_end(key)
-        return self._answers[key]
+            same = [h for h, subject in subjects if subject.startswith(prefix)]
+            answer = commits_paths(self.git_dir, same[:LOCALIZE_SCOPE_COMMITS])
+        self._answers.put(key, answer)
+        return answer
 
 
 class CommitHistory:
@@ -393,7 +393,7 @@ class CommitHistory:
 
     def __init__(self, git_dir: Path | None) -> None:
         self.git_dir = git_dir
-        self._corpora: OrderedDict[str, HistoryCorpus] = OrderedDict()
+        self._corpora: Bounded[str, HistoryCorpus] = Bounded(self.HEADS)  # the most recently used last
         self._lock = threading.Lock()  # graphd answers connections in threads: one reading per head
 
     def corpus(self, head: str) -> HistoryCorpus | None:
@@ -406,13 +406,12 @@ class CommitHistory:
 
     def _corpus(self, head: str) -> HistoryCorpus | None:
         assert self.git_dir is not None
-        if head not in self._corpora:
-            past = recent_history(self.git_dir, head, LOCALIZE_HISTORY_COMMITS)
-            self._corpora[head] = build_history(past, LOCALIZE_HISTORY_MAX_FILES)
-            while len(self._corpora) > self.HEADS:
-                self._corpora.popitem(last=False)
-        self._corpora.move_to_end(head)
-        corpus = self._corpora[head]
+        corpus = self._corpora.get(head)
+        if corpus is None:
+            corpus = build_history(
+                recent_history(self.git_dir, head, LOCALIZE_HISTORY_COMMITS), LOCALIZE_HISTORY_MAX_FILES
+            )
+        self._corpora.put(head, corpus)
         return corpus if len(corpus) else None
 
 
