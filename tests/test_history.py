@@ -215,3 +215,24 @@ def test_the_configuration_past_commits_like_the_task_changed_leads_config(tmp_p
     # a configuration file the task names still leads
     named = localize_all(corpus, task + " in .github/workflows/ci.yml", None, history=history).config
     assert named[0]["file"] == ".github/workflows/ci.yml"
+
+
+def test_graphd_reads_a_new_heads_history_before_its_first_task(tmp_path: Path) -> None:
+    """After activating a generation graphd reads its head's history (service.warm_history), so the first `prepare`
+    on a new head does not wait 0.3-1.2 s for git: once warmed, the history answers without git."""
+    from types import SimpleNamespace
+
+    from lamina.retrieval.service import RetrievalService
+
+    repo = make_repo(tmp_path / "r", {"src/ledger.py": "def post(): pass\n"})
+    commit(repo, {"src/ledger.py": "def post(): return 1\n"}, "ledger: refunds reverse the booking")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    service = RetrievalService(None, None, threads=1, git_dir=repo / ".git")  # type: ignore[arg-type]
+    service._states["main"] = SimpleNamespace(manifest={"source_revision": f"{head}+dirty"})  # type: ignore[assignment]
+    service.warm_history("elsewhere")  # an identity without a ranking state: nothing to read
+    service.warm_history("main")
+    (repo / ".git").rename(repo / "git-gone")  # no git from here on: only what was read ahead answers
+    history = service.commit_history.corpus(head)
+    assert history is not None and len(history) == 2
+    cold = RetrievalService(None, None, threads=1, git_dir=repo / ".git")  # type: ignore[arg-type]
+    assert cold.commit_history.corpus(head) is None  # the same question unwarmed needs git

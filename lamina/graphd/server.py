@@ -591,6 +591,10 @@ class GraphDaemon:
             self.retrieval.warm_root_vectors(identity)
         except Exception:  # the query will meet (and report) the same problem
             log.exception("preparing the roots' vectors of %s failed", identity)
+        try:  # git alone, outside the databases' lock too
+            self.retrieval.warm_history(identity)
+        except Exception:  # the query will meet (and report) the same problem
+            log.exception("reading the history of %s failed", identity)
 
     def op_gen_fail(self, header: dict[str, Any], payload: bytes) -> Reply:
         self.index.fail(_require(header, "generation", str), str(header.get("reason", "failed")))

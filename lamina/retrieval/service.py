@@ -369,15 +369,26 @@ class ScopeHistory:
         with self._lock:
             return self._changes(head, scope)
 
+    def warm(self, head: str) -> None:
+        """Read `head`'s subjects ahead of its first task (graphd calls it after activating a generation)."""
+        if self.git_dir is not None and head:
+            with self._lock:
+                self._head_subjects(head)
+
+    def _head_subjects(self, head: str) -> tuple[tuple[str, str], ...]:
+        assert self.git_dir is not None
+        subjects = self._subjects.get(head)
+        if subjects is None:
+            subjects = recent_subjects(self.git_dir, head, LOCALIZE_SCOPE_HISTORY_READ)
+        self._subjects.put(head, subjects)
+        return subjects
+
     def _changes(self, head: str, scope: str) -> tuple[tuple[str, ...], ...]:
         assert self.git_dir is not None
         key = (head, scope)
         answer = self._answers.get(key)
         if answer is None:
-            subjects = self._subjects.get(head)
-            if subjects is None:
-                subjects = recent_subjects(self.git_dir, head, LOCALIZE_SCOPE_HISTORY_READ)
-            self._subjects.put(head, subjects)
+            subjects = self._head_subjects(head)
             prefix = f"{scope}: "
             same = [h for h, subject in subjects if subject.startswith(prefix)]
             answer = commits_paths(self.git_dir, same[:LOCALIZE_SCOPE_COMMITS])
@@ -685,6 +696,17 @@ class RetrievalService:
         for text in selection_texts(task)[1:]:
             vectors[text] = embedder.embed([text])[0]
         return vectors
+
+    def warm_history(self, identity: str) -> None:
+        """Read the history of the head `identity`'s ranking state indexed (the commit scopes' subjects and the past
+        commits, 0.3-1.2 s on the evaluation's repositories) ahead of its first task: graphd calls it after
+        activating a generation, so the first `prepare` on a new head does not pay for it."""
+        state = self._states.get(identity)
+        if state is None:
+            return
+        head = indexed_head(state.manifest)
+        self.scope_history.warm(head)
+        self.commit_history.corpus(head)
 
     def warm_root_vectors(self, identity: str) -> None:
         """Compute the roots' vectors (and late-interaction index) of `identity`'s ranking state by the
