@@ -23,9 +23,16 @@ model cost to one embedding per chunk; the gold never names a file or symbol the
         dump --clones /tmp/eval [--only name]
     … tune [--split tuning] ; … final [--split held_out]
 
+The `training` split (session 39) fits and chooses beside the tuning one and is never quoted; it lives under its
+own work and clones folders: `--work /tmp/evaltrain dump --clones /tmp/evaltrain --only <its names>`, then
+`--work /tmp/evaltrain tune --split training --clones /tmp/evaltrain`. A mirror that lacks a large blob
+(prometheus's tsdb/testdata/20kseries.json) needs that path left out of the snapshot's checkout first
+(`git -C <work>/snap/<name> sparse-checkout set --no-cone '/*' '!/<path>'`).
+
 Experiments of `tune` (each joins the fusion as one more file ranking; none is in the product): --whole-file,
 --centroid (session 8), --cochange N (session 38: the files that changed with the first N in the history; not
-kept), --literals (session 14: the files holding the flags, backticked spans and quoted
+kept), --dense-history N (session 39: the history's vote by the task's cosine with the N past messages most like it,
+each message embedded by the runtime model; not kept), --literals (session 14: the files holding the flags, backticked spans and quoted
 phrases the task writes, task_literals; at weight 0.5 / 1 / 2 against 0 over the six tuning repositories,
 593 commits: file MRR -0.000 / -0.000 / +0.001, R@1 +0.000 / +0.000 / +0.002, symbol R@10 +0.000 / +0.002
 / +0.002, every interval within ±0.01 — not kept).
@@ -592,6 +599,46 @@ def cochange_ranking(corpus: Any, query: str, qvec: Any, history: Any, top: int,
     return [p for p, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])) if p in code]
 
 
+def message_vectors(work: Path, clones: Path, name: str, snapshot: str) -> tuple[list[str], np.ndarray]:
+    """(commit ids, the runtime model's unit vectors of their cleaned messages) of the history graphd reads at the
+    snapshot (recent_history, LOCALIZE_HISTORY_COMMITS), cached under --work/history/ (an experiment of session
+    39: --dense-history)."""
+    from lamina.constants import LOCALIZE_HISTORY_COMMITS
+    from lamina.repo.git import recent_history
+    from lamina.retrieval.history import clean_message
+    from lamina.runtime.embedder import load_embedder
+
+    past = recent_history(clones / name, snapshot, LOCALIZE_HISTORY_COMMITS)
+    ids = [c for c, _, _ in past]
+    cache = work / "history" / f"{name}.messages.{len(ids)}.npy"
+    if cache.exists():
+        return ids, np.load(cache)
+    started = time.monotonic()
+    embedder = load_embedder(threads=2)
+    texts = [clean_message(m)[:2000] or "(empty)" for _, m, _ in past]
+    matrix = np.concatenate([embedder.embed(texts[i : i + 64]) for i in range(0, len(texts), 64)])
+    print(f"{name}: {len(texts)} messages embedded in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.save(cache, matrix.astype(np.float32))
+    return ids, matrix
+
+
+def dense_history_ranking(
+    corpus: Any, qvec: Any, history: Any, vectors: np.ndarray | None, top: int
+) -> list[str]:
+    """Code files by the product's history vote (history_files) with the similarity of the task's vector to each past
+    message's instead of BM25's (lifted over the history's median cosine; an experiment of session 39)."""
+    from lamina.retrieval.history import history_files, ranked_paths
+    from lamina.retrieval.localization import SOURCE_ROLE, _role_paths
+
+    if history is None or qvec is None or vectors is None or len(vectors) != len(history):
+        return []
+    cosines = vectors @ qvec
+    lifted = np.maximum(cosines - float(np.median(cosines)), 0.0)
+    known = _role_paths(corpus.layout(), SOURCE_ROLE).__contains__
+    return ranked_paths(history_files(history, lifted, known, top))
+
+
 def literal_ranking(corpus: Any, query: str) -> list[str]:
     """Code files holding the literals the task quotes (task_literals), by the idf-weighted sum of those they
     hold, ties by whole-file BM25 of the task (an experiment of session 14: not kept)."""
@@ -636,6 +683,10 @@ def cmd_tune(args: argparse.Namespace) -> None:
             extra["literals"] = literal_ranking(c, q)
         if args.cochange:
             extra["cochange"] = cochange_ranking(c, q, v, h, args.cochange, params)
+        if args.dense_history:
+            extra["dense_history"] = dense_history_ranking(
+                c, v, h, history_of.get("vectors"), args.dense_history
+            )
         commits = named_commit_paths(git_dir["current"], q)
         scoped = history_of["current"].changes(history_of["head"], q)
         return localize_all(
@@ -688,6 +739,8 @@ def cmd_tune(args: argparse.Namespace) -> None:
             current=ScopeHistory(git_dir["current"]), past=CommitHistory(git_dir["current"]), head=snapshot
         )
         history = history_of["past"].corpus(snapshot)  # the product's (graphd's) reading of the history
+        if args.dense_history and git_dir["current"] is not None:
+            history_of["vectors"] = message_vectors(args.work, args.clones, name, snapshot)[1]
         localize(corpus, "warm up", qvecs[0])  # the corpus's layout, built once (graphd caches it)
         for case, qvec in zip(cases, qvecs, strict=True):
             got = {}
@@ -805,6 +858,12 @@ def main() -> None:
     t.add_argument("--centroid", action="store_true", help="a file-centroid cosine ranking joins the fusion")
     t.add_argument(
         "--cochange", type=int, default=0, help="a co-change ranking of the first N files joins the fusion"
+    )
+    t.add_argument(
+        "--dense-history",
+        type=int,
+        default=0,
+        help="the history's vote by the task's cosine with past messages (the N most similar) joins the fusion",
     )
     t.add_argument(
         "--literals",

@@ -64,3 +64,15 @@ def test_pair_joins_two_prediction_files_per_commit(
     out = capsys.readouterr().out
     assert "MRR 0.500->1.000 +0.500" in out
     assert "large      n=2" in out  # cli is a large repository of bench/localization_repos.toml
+
+
+def test_the_localization_splits_are_known_and_never_hold_a_reserved_repository() -> None:
+    """bench/localization_repos.toml: every entry is tuning, held out or training (session 39), and none of the
+    repositories reserved for the independent check is there."""
+    import bench.localization_eval as evaluation
+
+    repos = evaluation.load_repos()
+    assert {entry["split"] for entry in repos.values()} == {"tuning", "held_out", "training"}
+    urls = {entry["url"].removeprefix("github.com/") for entry in repos.values()}
+    assert urls.isdisjoint(code_retriever.RESERVED)
+    assert len(urls) == len(repos)  # one entry a repository: no repository in two splits
