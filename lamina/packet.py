@@ -208,6 +208,8 @@ def source_line(s: dict[str, Any]) -> str:
 
 def config_line(c: dict[str, Any]) -> str:
     where = f"{c['file']}:{c['start_line']}-{c['end_line']}"
+    if c.get("role", "config") != "config":  # a data or generated file the task names (session 39)
+        where += f" ({c['role']})"
     name = "" if c["symbol"].startswith("<") else f"  {c['symbol']}"
     return f"{where}{name}  {'; '.join(c['reasons'])}".rstrip()
 

@@ -97,3 +97,34 @@ def test_a_configuration_file_the_task_names_leads_even_when_code_matches_better
     both = localize_all(corpus, "Use the same base image in every Dockerfile", None)  # two have the name
     named_both = {c["file"] for c in both.config if "the task names this file" in c["reasons"]}
     assert named_both == {"packaging/rpm/Dockerfile", "packaging/debian/Dockerfile"}
+
+
+def test_a_data_or_generated_file_the_task_names_is_listed_with_its_own_role() -> None:
+    """A new-user run (uptime-kuma, session 38): "fix the wording in en.json" listed the translation file nowhere —
+    `sources` holds code, `related` tests and docs. A data or generated file the task names by name or path is
+    listed in `config` with its own role and says so; one the task does not name is not, and a repository with no
+    configuration file at all still lists it."""
+    corpus = build_chunk_corpus(
+        ["src/util/i18n.js", "src/lang/en.json", "src/lang/de.json", "api/types.pb.go"],
+        ["translate", "<module>", "<module>", "<module>"], ["function"] * 4, [1] * 4, [9] * 4,
+        ["function translate(key) { return messages[key] } // wording of the status page",
+         '{"statusPage": "Status page wording"}', '{"statusPage": "Statusseite"}', "type Chunk struct { Data []byte }"],
+        None, roles=["code", "data", "data", "generated"],
+    )  # fmt: skip
+    found = localize_all(corpus, "Fix the status page wording in en.json", None)
+    assert [(c["file"], c["role"]) for c in found.config] == [("src/lang/en.json", "data")]
+    assert "the task names this file" in found.config[0]["reasons"]
+    assert found.sources[0]["file"] == "src/util/i18n.js"  # sources stay code
+    generated = localize_all(corpus, "Regenerate api/types.pb.go after the Chunk change", None)
+    assert [(c["file"], c["role"]) for c in generated.config] == [("api/types.pb.go", "generated")]
+    unnamed = localize_all(corpus, "Fix the status page wording", None)
+    assert unnamed.config == []  # data is listed only when named
+
+
+def test_the_text_packet_marks_a_named_data_file_with_its_role() -> None:
+    from lamina.packet import config_line
+
+    data = {"file": "src/lang/en.json", "symbol": "<module>", "start_line": 1, "end_line": 9, "role": "data",
+            "reasons": ["the task names this file"]}  # fmt: skip
+    assert config_line(data) == "src/lang/en.json:1-9 (data)  the task names this file"
+    assert config_line({**data, "role": "config"}) == "src/lang/en.json:1-9  the task names this file"

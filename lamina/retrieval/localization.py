@@ -87,6 +87,8 @@ MAX_REASON_TERMS = 6
 SOURCE_ROLE = "code"
 RELATED_ROLES = ("test", "docs")
 CONFIG_ROLE = "config"
+# the roles of the files `config` lists when the task names them: what no other section lists
+NAMED_NON_CODE_ROLES = frozenset({CONFIG_ROLE, "data", "generated"})
 # Where the example program a task names ("fix the chat example") lives: <one of these>/<its name>/.
 EXAMPLE_DIRS = ("examples", "example", "_examples", "samples", "sample")
 RELATED_DEPTH = 100  # best BM25 test and docs chunks searched for related entries
@@ -1369,9 +1371,11 @@ def _named_config(
     listed only when named. Session 37: 1,469 of 4,622 commits of the training and tuning repositories changed
     configuration and no code. `past`: the configuration file past commits like the task changed most (RankedFiles
     past_config): when listed, it comes first after the files the task names, with its reason (session 38)."""
-    if lexical is None or not layout.config.any():
+    if lexical is None:
         return []
     named = _named_config_files(layout, query)
+    if not layout.config.any() and not named:
+        return []
     rows = np.flatnonzero(layout.config & (lexical > 0))
     code = lexical[layout.code]
     best_code = float(code.max()) if code.size else 0.0
@@ -1409,7 +1413,7 @@ def _named_config(
                 "file": corpus.paths[i],
                 "symbol": corpus.symbols[i],
                 "kind": corpus.kinds[i],
-                "role": CONFIG_ROLE,
+                "role": layout.role_of[f],  # a named data or generated file keeps its own role
                 "start_line": corpus.starts[i],
                 "end_line": corpus.ends[i],
                 "reasons": [*reasons, "the task names this file"] if f in named else reasons,
@@ -1430,7 +1434,9 @@ _WRITTEN_PATH_RE = re.compile(r"[\w.@/-]*[\w@-]")
 
 def _named_config_files(layout: _Layout, query: str) -> list[int]:
     """The configuration files the task names by name or path, as written (case kept), in the order written; a
-    name more than LOCALIZE_NAMED_FILE_MAX configuration files have (a module's `pom.xml`) names none."""
+    name more than LOCALIZE_NAMED_FILE_MAX configuration files have (a module's `pom.xml`) names none. Since session
+    39 also a data or generated file the task names (`locales/en.json`, `prompb/types.pb.go`): no other section can
+    list it (a new-user run on uptime-kuma: "fix the wording in en.json" listed the file nowhere)."""
     written = [w.strip("./") if w.startswith("./") else w for w in _WRITTEN_PATH_RE.findall(query)]
     written = [w for w in dict.fromkeys(written) if "." in w or "/" in w or w[:1].isupper()]
     if not written:
@@ -1440,7 +1446,7 @@ def _named_config_files(layout: _Layout, query: str) -> list[int]:
         found = [
             f
             for f in _files_named(layout, w)
-            if layout.role_of[f] == CONFIG_ROLE
+            if layout.role_of[f] in NAMED_NON_CODE_ROLES
             and layout.files[f] not in OWN_FILES
             and _ends_with_path(layout.files[f], w)
         ]
