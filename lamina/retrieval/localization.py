@@ -63,7 +63,7 @@ from lamina.constants import (
     RELATED_LIMIT,
     SOURCES_LIMIT,
 )
-from lamina.repo.roles import conventional_role
+from lamina.repo.roles import DATA, GENERATED, conventional_role
 from lamina.retrieval.bm25 import BM25Index, build_bm25, idf, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
@@ -88,7 +88,7 @@ SOURCE_ROLE = "code"
 RELATED_ROLES = ("test", "docs")
 CONFIG_ROLE = "config"
 # the roles of the files `config` lists when the task names them: what no other section lists
-NAMED_NON_CODE_ROLES = frozenset({CONFIG_ROLE, "data", "generated"})
+NAMED_NON_CODE_ROLES = frozenset({CONFIG_ROLE, DATA, GENERATED})
 # Where the example program a task names ("fix the chat example") lives: <one of these>/<its name>/.
 EXAMPLE_DIRS = ("examples", "example", "_examples", "samples", "sample")
 RELATED_DEPTH = 100  # best BM25 test and docs chunks searched for related entries
@@ -1361,8 +1361,9 @@ def _named_config(
     query: str = "",
     past: tuple[str, str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The configuration files the task names: at most CONFIG_LIMIT files (build files, dependency lists, CI
-    workflows, settings), each by its best BM25 chunk, best first — only when that chunk matches the task at
+    """The configuration files the task names (and any data or generated file it names by name or path, session 39):
+    at most CONFIG_LIMIT files (build files, dependency lists, CI workflows, settings), each by its best BM25 chunk,
+    best first — only when that chunk matches the task at
     least CONFIG_MIN_SHARE as well as the best code chunk does. "Bump jackson-databind from 2.15 to 2.17" is a
     change of metrics/pom.xml, which `sources` (code only) can never list; "fix the NPE in JsonReader" names
     no configuration. A task whose first line says it is about configuration (tokenize.reads_as_configuration,
@@ -1373,7 +1374,7 @@ def _named_config(
     past_config): when listed, it comes first after the files the task names, with its reason (session 38)."""
     if lexical is None:
         return []
-    named = _named_config_files(layout, query)
+    named = _named_non_code_files(layout, query)
     if not layout.config.any() and not named:
         return []
     rows = np.flatnonzero(layout.config & (lexical > 0))
@@ -1432,11 +1433,11 @@ def _is_ignore_list(path: str) -> bool:
 _WRITTEN_PATH_RE = re.compile(r"[\w.@/-]*[\w@-]")
 
 
-def _named_config_files(layout: _Layout, query: str) -> list[int]:
-    """The configuration files the task names by name or path, as written (case kept), in the order written; a
-    name more than LOCALIZE_NAMED_FILE_MAX configuration files have (a module's `pom.xml`) names none. Since session
-    39 also a data or generated file the task names (`locales/en.json`, `prompb/types.pb.go`): no other section can
-    list it (a new-user run on uptime-kuma: "fix the wording in en.json" listed the file nowhere)."""
+def _named_non_code_files(layout: _Layout, query: str) -> list[int]:
+    """The configuration, data and generated files (NAMED_NON_CODE_ROLES) the task names by name or path, as written (case kept), in the order written; a
+    name more than LOCALIZE_NAMED_FILE_MAX such files have (a module's `pom.xml`) names none. Data and generated files
+    since session 39 (`locales/en.json`, `prompb/types.pb.go`): no other section can list them (a new-user run on
+    uptime-kuma: "fix the wording in en.json" listed the file nowhere)."""
     written = [w.strip("./") if w.startswith("./") else w for w in _WRITTEN_PATH_RE.findall(query)]
     written = [w for w in dict.fromkeys(written) if "." in w or "/" in w or w[:1].isupper()]
     if not written:
