@@ -220,17 +220,15 @@ def test_the_configuration_past_commits_like_the_task_changed_leads_config(tmp_p
 def test_graphd_reads_a_new_heads_history_before_its_first_task(tmp_path: Path) -> None:
     """After activating a generation graphd reads its head's history (service.warm_history), so the first `prepare`
     on a new head does not wait 0.3-1.2 s for git: once warmed, the history answers without git."""
-    from types import SimpleNamespace
-
     from lamina.retrieval.service import RetrievalService
 
     repo = make_repo(tmp_path / "r", {"src/ledger.py": "def post(): pass\n"})
     commit(repo, {"src/ledger.py": "def post(): return 1\n"}, "ledger: refunds reverse the booking")
     head = git(repo, "rev-parse", "HEAD").strip()
     service = RetrievalService(None, None, threads=1, git_dir=repo / ".git")  # type: ignore[arg-type]
-    service._states["main"] = SimpleNamespace(manifest={"source_revision": f"{head}+dirty"})  # type: ignore[assignment]
-    service.warm_history("elsewhere")  # an identity without a ranking state: nothing to read
-    service.warm_history("main")
+    # a generation before any commit: nothing to read
+    service.warm_history({"source_revision": "(no commit)"})
+    service.warm_history({"source_revision": f"{head}+dirty"})
     (repo / ".git").rename(repo / "git-gone")  # no git from here on: only what was read ahead answers
     history = service.commit_history.corpus(head)
     assert history is not None and len(history) == 2

@@ -574,6 +574,10 @@ class GraphDaemon:
         threading.Thread(
             target=self.warm_state, args=(info.identity,), name="warm-state", daemon=True
         ).start()
+        # The head's history is git's work, not the databases': read beside the ranking state, not after it.
+        threading.Thread(
+            target=self.warm_history, args=(info.manifest,), name="warm-history", daemon=True
+        ).start()
         return {"generation": gen_id, "count": info.committed_count, "digest": info.committed_digest}, b""
 
     def warm_state(self, identity: str) -> None:
@@ -591,10 +595,12 @@ class GraphDaemon:
             self.retrieval.warm_root_vectors(identity)
         except Exception:  # the query will meet (and report) the same problem
             log.exception("preparing the roots' vectors of %s failed", identity)
-        try:  # git alone, outside the databases' lock too
-            self.retrieval.warm_history(identity)
+
+    def warm_history(self, manifest: dict[str, Any]) -> None:
+        try:
+            self.retrieval.warm_history(manifest)
         except Exception:  # the query will meet (and report) the same problem
-            log.exception("reading the history of %s failed", identity)
+            log.exception("reading the history of %s failed", manifest.get("source_revision"))
 
     def op_gen_fail(self, header: dict[str, Any], payload: bytes) -> Reply:
         self.index.fail(_require(header, "generation", str), str(header.get("reason", "failed")))

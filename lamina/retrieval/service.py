@@ -697,14 +697,11 @@ class RetrievalService:
             vectors[text] = embedder.embed([text])[0]
         return vectors
 
-    def warm_history(self, identity: str) -> None:
-        """Read the history of the head `identity`'s ranking state indexed (the commit scopes' subjects and the past
-        commits, 0.3-1.2 s on the evaluation's repositories) ahead of its first task: graphd calls it after
-        activating a generation, so the first `prepare` on a new head does not pay for it."""
-        state = self._states.get(identity)
-        if state is None:
-            return
-        head = indexed_head(state.manifest)
+    def warm_history(self, manifest: dict[str, Any]) -> None:
+        """Read the history of the head a generation's `manifest` indexed (the commit scopes' subjects and the past
+        commits, 0.3-1.2 s on the evaluation's repositories) ahead of its first task: graphd calls it when it
+        activates a generation, beside loading its ranking state."""
+        head = indexed_head(manifest)
         self.scope_history.warm(head)
         self.commit_history.corpus(head)
 
