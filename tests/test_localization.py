@@ -475,6 +475,32 @@ def test_a_task_that_names_an_example_lists_that_examples_program_first() -> Non
         assert [s["file"] for s in localize(corpus, plain, None)][0] == "viewport.go"
 
 
+def test_a_program_the_task_names_by_path_is_listed_first_though_its_folder_makes_it_docs() -> None:
+    """A new-user run (swift-argument-parser, session 39): "… deprecation warnings in Examples/math/Math.swift" listed
+    the file nowhere (Examples/ makes it docs), though "in the math example" listed it first. A program named by its
+    path is opened as code and leads, with the reason; its folder's other programs stay docs, and a docs page named by
+    path (`docs/guide.md`) opens nothing."""
+    from lamina.retrieval.localization import scoped_layout
+
+    corpus = build_chunk_corpus(
+        ["Sources/Parser/Flag.swift", "Examples/math/Math.swift", "Examples/repeat/Repeat.swift", "docs/guide.md"],
+        ["Flag", "Math", "Repeat", "<module>"], ["struct"] * 3 + ["section"], [1] * 4, [9] * 4,
+        ["struct Flag { deprecated warnings for flags }", "struct Math { func add() }",
+         "struct Repeat { deprecated count }", "# Guide\nDeprecation warnings explained"],
+        None, roles=["code", "docs", "docs", "docs"],
+    )  # fmt: skip
+    task = "Eliminate two deprecation warnings in Examples/math/Math.swift"
+    sources = localize(corpus, task, None)
+    assert sources[0]["file"] == "Examples/math/Math.swift"
+    assert "the task names this file" in sources[0]["reasons"]
+    assert not any(r.startswith("in the folder the task names") for r in sources[0]["reasons"])
+    assert "Examples/repeat/Repeat.swift" not in {s["file"] for s in sources}  # its sibling stays docs
+    unnamed = localize(corpus, "Eliminate two deprecation warnings in the flags", None)
+    assert "Examples/math/Math.swift" not in {s["file"] for s in unnamed}
+    page = read_task("Eliminate deprecation warnings in docs/guide.md")
+    assert scoped_layout(corpus.layout(), page) is corpus.layout()
+
+
 def test_a_release_task_lists_the_code_that_states_the_version_first() -> None:
     """A release task ("Bumped v1.3.0") shares no word with `__version__ = "1.2.0"`: the files that state a version come
     first (even one no ranker found), with the rule's reason; any other task ranks as before."""
@@ -895,3 +921,28 @@ def test_an_elixir_or_erlang_arity_is_no_path() -> None:
     assert {"repo", "transaction", "period", "tosecond"} <= task.names and "3" not in task.names
     assert ("Repo", "transaction") in task.written_pairs
     assert read_task("bump the api/v2 handler").names == {"v2"}  # a path's last part is no arity
+
+
+def test_a_hyphenated_words_prefix_is_no_term_and_the_word_is_not_unknown_when_its_parts_are_known() -> None:
+    """A new-user run (serilog, swift-argument-parser; session 39): "multi-dimensional arrays" listed
+    `MessageTemplateCache` for its "multi", "non-expression switch" cited "non" on three of five sources, and the
+    hyphenated words were reported unknown although their parts were indexed."""
+    from lamina.retrieval.localization import word_coverage
+
+    task = read_task(
+        "Support multi-dimensional arrays; use a non-expression switch; re-use the pre-release build"
+    )
+    assert {"multi", "non", "re", "pr"}.isdisjoint(task.terms)
+    assert {"dimensional", "multidimensional", "expression", "switch", "releas", "build"} <= set(task.terms)
+    assert "non" in read_task("a non blocking read").terms  # a word of its own is read as before
+    corpus = build_chunk_corpus(
+        ["Grid.swift", "Cache.swift"], ["Grid", "Cache"], ["struct"] * 2, [1, 1], [9, 9],
+        ["struct Grid { dimensional array of cells }", "struct Cache { multi cache of templates }"],
+        None, roles=["code", "code"],
+    )  # fmt: skip
+    assert [s["file"] for s in localize(corpus, "support multi-dimensional arrays", None)] == ["Grid.swift"]
+    assert (
+        "multi-dimensional" not in word_coverage(corpus, "support multi-dimensional arrays")["unknown_words"]
+    )
+    # none of its parts known: the word is reported as before
+    assert "quasi-zorblax" in word_coverage(corpus, "a quasi-zorblax array")["unknown_words"]

@@ -79,6 +79,7 @@ from lamina.retrieval.tokenize import (
     reads_as_configuration,
     split_words,
     stack_frames,
+    task_word_term_texts,
     tokenize,
     word_term_texts,
 )
@@ -169,7 +170,8 @@ class _Layout:
     file_start: np.ndarray  # file f's chunks are by_file[file_start[f]:file_start[f + 1]]
     # file number -> (its path's terms, its named symbols' terms), filled on first use by the file scorer
     terms_of: dict[int, tuple[frozenset[str], frozenset[str]]] = field(default_factory=dict, compare=False)
-    # file number -> the folder of the task's scope that made it code for this task (scoped_layout)
+    # file number -> the folder of the task's scope that made it code for this task, "" for a program the task names
+    # by path (scoped_layout)
     opened: Mapping[int, str] = field(default_factory=dict)
     # a file's name, case folded -> its file numbers, filled on first use (_files_named)
     files_by_name: dict[str, list[int]] = field(default_factory=dict, compare=False)
@@ -239,13 +241,19 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
     the change is, so example programs join the source candidates (session 32: 53 of bubbletea's 360 and
     35 of express's 303 commits are scoped to `examples`, whose files were never candidates)."""
     folders = (*folder_variants(task.folders), *example_folders(task))
-    if not folders:
+    named = _named_programs(layout, task.files)
+    if not folders and not named:
         return layout
-    opened = {
-        f: folder
-        for f, path in enumerate(layout.files)
-        if layout.role_of[f] in RELATED_ROLES and (folder := _deciding_folder(path, folders)) is not None
-    }
+    opened = (
+        {
+            f: folder
+            for f, path in enumerate(layout.files)
+            if layout.role_of[f] in RELATED_ROLES and (folder := _deciding_folder(path, folders)) is not None
+        }
+        if folders
+        else {}
+    )
+    opened.update(named)
     if not opened:
         return layout
     code = layout.code.copy()
@@ -265,6 +273,24 @@ def scoped_layout(layout: _Layout, task: TaskQuery) -> _Layout:
         opened=opened,
         role_paths={},
     )
+
+
+def _named_programs(layout: _Layout, written: Sequence[str]) -> dict[int, str]:
+    """The programs the task names by a path with a folder (TaskQuery.files) that only that folder made docs -> ""
+    (scoped_layout's `opened`, with no folder to give as a reason: `_named_files` says the task names it).
+    `Examples/math/Math.swift` is code the user asked to change (a new-user run, session 39: the file was listed
+    nowhere; "in the math example" listed it first)."""
+    out: dict[int, str] = {}
+    for name in written:
+        folder, _, _ = name.rpartition("/")
+        if not folder:
+            continue
+        for f in _files_named(layout, name):
+            path = layout.files[f]
+            if layout.role_of[f] == "docs" and _ends_with_path(path.casefold(), name.casefold()):
+                if _deciding_folder(path, (folder.casefold(),)) is not None:
+                    out[f] = ""
+    return out
 
 
 def example_folders(task: TaskQuery) -> tuple[str, ...]:
@@ -519,7 +545,18 @@ def word_coverage(corpus: ChunkCorpus, query: str) -> dict[str, Any]:
 
 
 def _unknown_terms(corpus: ChunkCorpus, task: TaskQuery) -> list[str]:
-    return [t for t in task.terms if t not in corpus.bm25.vocabulary]
+    """The task's terms no indexed file has; a hyphenated word's whole form ("multi-dimensional") only when none of
+    its parts is known either (a new-user run, session 39: such words were reported unknown, and read as misspelt)."""
+    vocabulary = corpus.bm25.vocabulary
+    out = []
+    for term in task.terms:
+        if term in vocabulary:
+            continue
+        said = task.words.get(term, term)
+        if "-" in said and any(part in vocabulary for part, _ in task_word_term_texts(said)[:-1]):
+            continue
+        out.append(term)
+    return out
 
 
 def _misspelt(corpus: ChunkCorpus, task: TaskQuery, query: str, unknown: Sequence[str]) -> dict[str, str]:
@@ -699,7 +736,9 @@ def rank_files(
     fused_files = _fuse(file_rankings, p.weights, p.rrf_k)
     if p.file_scorer and all(r in rankers for r in RANKERS):  # one ranker alone (diagnosis): its fusion
         fused_files = _scored_files(corpus, layout, task, chunk_scores, fused_files, p)
-    file_reasons = {f: (f"in the folder the task names: {folder}",) for f, folder in layout.opened.items()}
+    file_reasons = {  # (a program opened because the task names it says so below)
+        f: (f"in the folder the task names: {folder}",) for f, folder in layout.opened.items() if folder
+    }
     if past:
         assert history is not None
         for f in file_rankings["history"][:LOCALIZE_HISTORY_REASON_FILES]:

@@ -19,3 +19,11 @@ TASK_STOPWORDS: frozenset[str] = frozenset(
     with won would wouldn you your yours yourself yourselves
     """.split()
 )
+
+# Prefixes a task writes before a hyphen ("non-repeating", "multi-dimensional", "re-use", "pre-release"): alone they
+# say nothing and match anything ("non" was a matched word of three of five sources; "pre" stems to "pr", a pull
+# request's). Only the prefix part of such a hyphenated word is left out of a task's scoring; the word's other parts
+# and its whole form stay (a new-user run, session 39). Not "post" or "over": HTTP's POST, Go's `over` are code.
+HYPHEN_PREFIXES: frozenset[str] = frozenset(
+    "anti bi co de inter intra mid mis multi non pre re semi sub tri un".split()
+)

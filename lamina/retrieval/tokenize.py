@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from lamina.constants import ISSUE_BOILERPLATE_MIN_LINES, TOKEN_MAX_CHARS
+from lamina.retrieval.stopwords import HYPHEN_PREFIXES
 from lamina.retrieval.stopwords import TASK_STOPWORDS as TASK_STOPWORDS_FOR_QUERY
 
 # A word: letters, digits, '_' and '-' in any script. Leading, trailing and repeated joiners are
@@ -156,6 +157,16 @@ def word_term_texts(word: str) -> tuple[tuple[str, str], ...]:
     if len(texts) < len(terms := word_terms(word)):  # the whole identifier's term comes last
         texts.append(word)
     return tuple(zip(terms, texts, strict=True))
+
+
+def task_word_term_texts(word: str) -> tuple[tuple[str, str], ...]:
+    """word_term_texts as a task reads it: a hyphenated word's leading prefix ("non-", "multi-": HYPHEN_PREFIXES)
+    is no term of its own."""
+    parts = word_term_texts(word)
+    prefix = word.split("-", 1)[0].casefold() if "-" in word else ""
+    if prefix in HYPHEN_PREFIXES and len(parts) > 1:
+        return tuple((t, said) for t, said in parts if said.casefold() != prefix)
+    return parts
 
 
 def split_words(text: str) -> list[str]:
@@ -489,7 +500,7 @@ def read_task(text: str) -> TaskQuery:
         named_words = ident_words[-1:] if "/" in core else ident_words
         names_a_symbol = core.count("/") < 2 and not _FILE_SUFFIX_RE.search(ident)  # "min/max" is no path
         for word in ident_words:
-            parts = word_term_texts(word)
+            parts = task_word_term_texts(word)
             if not parts:
                 continue
             identifier_terms.update(t for t, _ in parts)
@@ -510,7 +521,7 @@ def read_task(text: str) -> TaskQuery:
         folded = word.casefold()
         if folded in TASK_STOPWORDS_FOR_QUERY or folded in COMMIT_TYPES and scope is not None:
             continue
-        for t, said in word_term_texts(word):
+        for t, said in task_word_term_texts(word):
             terms.setdefault(t, None)
             words.setdefault(t, said)
     examples = tuple(
