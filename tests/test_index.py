@@ -451,6 +451,10 @@ def test_hostile_files_are_skipped_and_counted(repo: Path) -> None:
     assert "latin1.py" in files and "escape.txt" not in files
 
 
+def _default_interrupt() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start_bulk_build(repo: Path, *command: str) -> tuple[subprocess.Popen[bytes], sqlite3.Connection, int]:
     """Add 12 files of 41 chunks each and start a prepare (or `command`); return once the build (hosted by
     graphd) has committed at least one batch of new embeddings to the content store."""
@@ -463,6 +467,9 @@ def _start_bulk_build(repo: Path, *command: str) -> tuple[subprocess.Popen[bytes
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=os.environ,
+        # Ctrl-C as a terminal gives it: a suite started in the background (`cmd &` without job control, some CI
+        # runners) inherits SIGINT ignored, and the client would never see the interrupt the tests send (session 39)
+        preexec_fn=_default_interrupt,
     )
     db = sqlite3.connect(store, timeout=30)
     baseline = db.execute("SELECT count(*) FROM embeddings").fetchone()[0]
