@@ -63,7 +63,7 @@ from lamina.constants import (
     RELATED_LIMIT,
     SOURCES_LIMIT,
 )
-from lamina.repo.roles import DATA, GENERATED, conventional_role
+from lamina.repo.roles import CODE, CONFIG, DATA, DOCS, GENERATED, TEST, conventional_role
 from lamina.retrieval.bm25 import BM25Index, build_bm25, idf, matched_terms
 from lamina.retrieval.dense import cosine_scores
 from lamina.retrieval.file_scorer import file_features, rescore_files, term_coverage
@@ -85,9 +85,9 @@ from lamina.retrieval.tokenize import (
 )
 
 MAX_REASON_TERMS = 6
-SOURCE_ROLE = "code"
-RELATED_ROLES = ("test", "docs")
-CONFIG_ROLE = "config"
+SOURCE_ROLE = CODE
+RELATED_ROLES = (TEST, DOCS)
+CONFIG_ROLE = CONFIG
 # the roles of the files `config` lists when the task names them: what no other section lists
 NAMED_NON_CODE_ROLES = frozenset({CONFIG_ROLE, DATA, GENERATED})
 # Where the example program a task names ("fix the chat example") lives: <one of these>/<its name>/.
@@ -287,7 +287,7 @@ def _named_programs(layout: _Layout, written: Sequence[str]) -> dict[int, str]:
             continue
         for f in _files_named(layout, name):
             path = layout.files[f]
-            if layout.role_of[f] == "docs" and _ends_with_path(path.casefold(), name.casefold()):
+            if layout.role_of[f] == DOCS and _ends_with_path(path.casefold(), name.casefold()):
                 if _deciding_folder(path, (folder.casefold(),)) is not None:
                     out[f] = ""
     return out
@@ -713,9 +713,7 @@ def rank_files(
         if past:
             file_rankings["history"] = [layout.number[path] for path in ranked_paths(past)][: p.file_depth]
         if RELATED_HISTORY_TESTS:
-            tests = history_files(
-                history, similarity, _role_paths(layout, "test").__contains__, p.history_top
-            )
+            tests = history_files(history, similarity, _role_paths(layout, TEST).__contains__, p.history_top)
             past_tests = tuple(
                 (path, _history_reason(history, tests[path], task), history.files[tests[path].best])
                 for path in ranked_paths(tests)[: RELATED_LIMIT + RELATED_HISTORY_TESTS]
@@ -1549,7 +1547,7 @@ def _own_tests(
     if by_stem is None:
         by_stem = {}
         for f, (path, role) in enumerate(zip(layout.files, layout.role_of, strict=True)):
-            stem = _tested_stem(path) if role == "test" else ""
+            stem = _tested_stem(path) if role == TEST else ""
             if stem:
                 by_stem.setdefault(stem, []).append(f)
         corpus._layout["tests_by_stem"] = by_stem
